@@ -1,0 +1,47 @@
+# Two commands do all set-up: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.lock | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test lint bench venv system-deps serve-bot clean
+
+$(STAMP): requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+venv: $(STAMP)
+
+# espeak-ng (speech for the STT tests) and sox come from Debian; skipped when present or not root.
+system-deps:
+	@command -v espeak-ng >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing espeak-ng (Debian package)"; \
+	    (apt-get install -y -qq espeak-ng >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null)); \
+	  else echo "espeak-ng missing: install it to run the speech-to-text tests"; fi; }
+
+run: venv
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py ensure_admin
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+
+test: venv system-deps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy chatcontext
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: venv
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,215 @@
+"""Database reads of the Build Context stage, batched: one query per kind of row, never per user.
+
+These loaders are the only place the stage touches the ORM. Each returns value objects from
+``chatcontext.types`` so the pure middle never sees a model instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from django.db.models import Q
+
+from chatcontext.types import (
+    BlockRow,
+    EmojiRow,
+    PersonaAttributeInfo,
+    PersonaInfo,
+    ServerConfig,
+    ServerMemoryRow,
+    StickerRow,
+    UserRow,
+)
+from personas import models as m
+
+
+def ms_to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def datetime_to_ms(value: datetime) -> int:
+    return int(value.timestamp() * 1000)
+
+
+def server_config(server: m.Server) -> ServerConfig:
+    s = server.settings
+    return ServerConfig(
+        server_id=server.server_id,
+        server_disc_id=server.server_disc_id,
+        name=server.name,
+        description=server.description or None,
+        is_dm=server.is_dm_channel,
+        message_fetch_limit=s.message_fetch_limit,
+        timezone_offset=float(s.timezone_offset),
+        memory_tagging_enabled=s.memory_tagging_enabled,
+        channel_memory_enabled=s.channel_memory_enabled,
+        personal_memories_enabled=s.personal_memories_enabled,
+        emoji_usage_enabled=s.emoji_usage_enabled,
+        sticker_usage_enabled=s.sticker_usage_enabled,
+        time_awareness_enabled=s.time_awareness_enabled,
+        user_blocking_enabled=s.user_blocking_enabled,
+        deliberate_trigger_mode=s.deliberate_trigger_mode,
+        rp_channel_ids=tuple(str(c) for c in s.rp_channel_ids or ()),
+        voice_transcript_chat_mode=s.voice_transcript_chat_mode,
+        uncensor_injection_enabled=s.uncensor_injection_enabled,
+        uncensor_unicode_space_enabled=s.uncensor_unicode_space_enabled,
+        preferred_locale=server.registration_locale or "en-US",
+    )
+
+
+def load_server(server_disc_id: str) -> ServerConfig | None:
+    server = m.Server.objects.select_related("settings").filter(server_disc_id=server_disc_id).first()
+    return server_config(server) if server else None
+
+
+def resolve_single_owner_triggers(personas: list[PersonaInfo]) -> list[PersonaInfo]:
+    """Trigger words are single-owner (data-model.md §2.7): the main persona keeps all of its
+    words; alters, in ascending persona id, keep only words no earlier persona owns
+    (case-insensitive)."""
+    from dataclasses import replace
+
+    ordered = sorted(personas, key=lambda p: (p.is_alter, p.persona_id or 0))
+    owned: set[str] = set()
+    resolved: dict[int | None, PersonaInfo] = {}
+    for persona in ordered:
+        kept = tuple(w for w in persona.trigger_words if w.strip().lower() not in owned)
+        owned.update(w.strip().lower() for w in persona.trigger_words)
+        resolved[persona.persona_id] = replace(persona, trigger_words=kept)
+    return [resolved[p.persona_id] for p in personas]
+
+
+def persona_info(persona: m.Persona, *, webhook_id: str | None = None) -> PersonaInfo:
+    return PersonaInfo(
+        persona_id=persona.persona_id,
+        persona_nickname=persona.persona_nickname,
+        persona_lineage_id=persona.persona_lineage_id,
+        is_alter=persona.is_alter,
+        server_id=persona.server_id,
+        trigger_words=tuple(str(w) for w in persona.trigger_words or ()),
+        persona_prompt=persona.persona_prompt,
+        physical_appearance_tags=tuple(str(t) for t in persona.physical_appearance_tags or ()),
+        attributes=tuple(
+            PersonaAttributeInfo(text=a.attribute_text, is_public=a.is_public) for a in persona.attributes.all()
+        ),
+        naming_prefixes=dict(persona.naming_prefixes or {}),
+        naming_suffixes=dict(persona.naming_suffixes or {}),
+        naming_address_terms=dict(persona.naming_address_terms or {}),
+        webhook_id=webhook_id,
+        webhook_avatar_url=persona.webhook_avatar_url,
+        sample_dialogue=tuple(persona.sample_dialogue or ()),
+        self_debug_enabled=persona.self_debug_enabled,
+        sprite_names=tuple(sorted({s.sprite_name for s in persona.sprite_messages.all()})),
+    )
+
+
+def load_personas(server_id: int) -> list[PersonaInfo]:
+    """Every persona of the server in catalog order (main first, then alters by id)."""
+    personas = (
+        m.Persona.objects.filter(server_id=server_id)
+        .prefetch_related("attributes", "sprite_messages")
+        .order_by("is_alter", "persona_id")
+    )
+    return resolve_single_owner_triggers([persona_info(p) for p in personas])
+
+
+def user_row(user: m.DiscordUser) -> UserRow:
+    return UserRow(
+        user_id=user.user_id,
+        user_disc_id=user.user_disc_id,
+        username=user.username,
+        global_name=user.global_name,
+        language_pref=user.language_pref,
+        privacy_level=user.privacy_level,
+        user_nickname=user.user_nickname,
+        prefix_override=user.prefix_override,
+        suffix_override=user.suffix_override,
+        addressing_style=user.addressing_style,
+        gender_identity=user.gender_identity,
+        pronouns=user.pronouns,
+        timezone_offset=user.timezone_offset,
+        physical_appearance_tags=tuple(str(t) for t in user.physical_appearance_tags or ()),
+        nai_char_ref_url=user.nai_char_ref_url,
+        impersonation_prompt=user.impersonation_prompt,
+        personal_dtm=user.personal_dtm,
+        personal_deliberate_tool_mode=user.personal_deliberate_tool_mode,
+        shortterm_cache_crossserver_opt_in=user.shortterm_cache_crossserver_opt_in,
+    )
+
+
+def load_user_rows(disc_ids: Iterable[str]) -> dict[str, UserRow]:
+    ids = sorted(set(disc_ids))
+    if not ids:
+        return {}
+    return {u.user_disc_id: user_row(u) for u in m.DiscordUser.objects.filter(user_disc_id__in=ids)}
+
+
+def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]:
+    ids = sorted(set(disc_ids))
+    if server_id is None or not ids:
+        return set()
+    return set(
+        m.PersonalizationBlacklist.objects.filter(server_id=server_id, user_disc_id__in=ids).values_list(
+            "user_disc_id", flat=True
+        )
+    )
+
+
+def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:
+    """Active block and mute rows of one persona (BC2-07); empty in DMs or without ids."""
+    if server_id is None or persona_id is None:
+        return []
+    rows = m.PersonaUserBlock.objects.filter(
+        server_id=server_id, persona_id=persona_id, expires_at__gt=ms_to_datetime(now_ms)
+    ).order_by("id")
+    return [
+        BlockRow(
+            user_disc_id=r.user_disc_id,
+            block_type=r.block_type,  # type: ignore[arg-type]
+            expires_at_ms=datetime_to_ms(r.expires_at),
+            persona_id=r.persona_id,
+            reason=r.reason,
+        )
+        for r in rows
+    ]
+
+
+def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """message id → (persona id, sprite name) for messages a persona sent with a sprite."""
+    ids = sorted(set(message_ids))
+    if not ids:
+        return {}
+    rows = m.PersonaSpriteMessage.objects.filter(message_disc_id__in=ids).values_list(
+        "message_disc_id", "persona_id", "sprite_name"
+    )
+    return {mid: (pid, name) for mid, pid, name in rows}
+
+
+def load_emojis(server_id: int) -> list[EmojiRow]:
+    return [
+        EmojiRow(e.emoji_disc_id, e.emoji_name, e.is_animated, e.emoji_desc)
+        for e in m.ServerEmoji.objects.filter(server_id=server_id).order_by("id")
+    ]
+
+
+def load_stickers(server_id: int) -> list[StickerRow]:
+    return [
+        StickerRow(s.sticker_disc_id, s.sticker_name, s.sticker_desc)
+        for s in m.ServerSticker.objects.filter(server_id=server_id).order_by("id")
+    ]
+
+
+def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
+    """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
+    rows = m.ServerMemory.objects.filter(
+        Q(persona_lineage_id=lineage_id) | Q(persona_lineage_id=0), server_id=server_id
+    ).order_by("-created_at", "-id")
+    return [
+        ServerMemoryRow(
+            persona_lineage_id=r.persona_lineage_id,
+            content=r.content,
+            tags=tuple(str(t) for t in r.tags or ()),
+            created_at_ms=datetime_to_ms(r.created_at),
+        )
+        for r in rows
+    ]

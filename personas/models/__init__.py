@@ -1,0 +1,51 @@
+from personas.models.memories import PersonalMemory, ServerMemory
+from personas.models.moderation import PersonalizationBlacklist, PersonaUserBlock
+from personas.models.personas import (
+    FIRST_LINEAGE_ID,
+    GLOBAL_LINEAGE_ID,
+    Persona,
+    PersonaAttribute,
+    PersonaLineage,
+    PersonaSpriteMessage,
+)
+from personas.models.reminders import Reminder
+from personas.models.servers import (
+    MatrixChannelLink,
+    Server,
+    ServerEmoji,
+    ServerMember,
+    ServerSettings,
+    ServerSticker,
+)
+from personas.models.users import (
+    AddressingStyle,
+    DiscordUser,
+    PrivacyLevel,
+    StatCounter,
+    UserPersonaNamingPreference,
+)
+
+__all__ = [
+    "FIRST_LINEAGE_ID",
+    "GLOBAL_LINEAGE_ID",
+    "AddressingStyle",
+    "DiscordUser",
+    "MatrixChannelLink",
+    "Persona",
+    "PersonaAttribute",
+    "PersonaLineage",
+    "PersonaSpriteMessage",
+    "PersonaUserBlock",
+    "PersonalMemory",
+    "PersonalizationBlacklist",
+    "PrivacyLevel",
+    "Reminder",
+    "Server",
+    "ServerEmoji",
+    "ServerMember",
+    "ServerMemory",
+    "ServerSettings",
+    "ServerSticker",
+    "StatCounter",
+    "UserPersonaNamingPreference",
+]

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from personas.models.personas import Persona
+from personas.models.servers import Server
+from personas.models.users import DiscordUser
+
+
+def validate_memory_length(value: str) -> None:
+    limit = settings.TOMORI["MAX_MEMORY_LENGTH"]
+    if len(value) > limit:
+        raise ValidationError(f"A memory holds at most {limit} characters (this one has {len(value)}).")
+
+
+class PersonalMemory(models.Model):
+    """Something a persona lineage remembers about one user; lineage 0 = every persona of the server."""
+
+    personal_memory_id = models.BigAutoField(primary_key=True)
+    user = models.ForeignKey(DiscordUser, on_delete=models.CASCADE, related_name="personal_memories")
+    # No foreign key to a persona or lineage on purpose (data-model.md §4.8).
+    persona_lineage_id = models.BigIntegerField(db_index=False, help_text="0 = global (all personas).")
+    content = models.TextField(validators=[validate_memory_length])
+    tags = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "personal_memories"
+        ordering = ["-created_at", "-personal_memory_id"]
+        indexes = [
+            models.Index(fields=["user", "persona_lineage_id", "-created_at"], name="pmem_user_lineage_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(persona_lineage_id__gte=0), name="pmem_lineage_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+
+class ServerMemory(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="server_memories")
+    persona = models.ForeignKey(Persona, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    persona_lineage_id = models.BigIntegerField()
+    user = models.ForeignKey(DiscordUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    content = models.TextField(validators=[validate_memory_length])
+    tags = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "server_memories"
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "server memories"
+        indexes = [
+            models.Index(fields=["server", "persona_lineage_id", "-created_at"], name="smem_server_lineage_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from django.db import models
+from django.db.models.functions import Coalesce
+
+from personas.models.personas import Persona
+from personas.models.servers import Server
+from personas.models.users import DiscordUser
+
+
+class ReminderQuerySet(models.QuerySet["Reminder"]):
+    def human(self) -> ReminderQuerySet:
+        return self.filter(self_reminder=False)
+
+    def self_tasks(self) -> ReminderQuerySet:
+        return self.filter(self_reminder=True)
+
+
+class Reminder(models.Model):
+    """A reminder for a user, or a persona self-task when the target is the bot's own id."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        FIRED = "fired"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    reminder_id = models.BigAutoField(primary_key=True)
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="reminders")
+    channel_disc_id = models.CharField(max_length=20)
+    user_discord_id = models.CharField(max_length=255, help_text="Target: user snowflake, Matrix id, or the bot's id.")
+    user_nickname = models.TextField(default="", blank=True)
+    reminder_purpose = models.TextField()
+    reminder_time = models.DateTimeField()
+    repetition_interval_hours = models.PositiveIntegerField(null=True, blank=True)
+    self_reminder = models.BooleanField(default=False)
+    persona = models.ForeignKey(
+        Persona,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="reminders",
+        help_text="Empty = unassigned (belongs to the main persona).",
+    )
+    created_by_user = models.ForeignKey(
+        DiscordUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="created_reminders"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivery_retry_count = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ReminderQuerySet.as_manager()
+
+    class Meta:
+        db_table = "reminders"
+        ordering = ["reminder_time", "reminder_id"]
+        indexes = [
+            models.Index(fields=["reminder_time"], name="reminder_time_idx"),
+            models.Index(Coalesce("next_attempt_at", "reminder_time"), name="reminder_next_due_idx"),
+            models.Index(fields=["server", "user_discord_id", "reminder_time"], name="reminder_target_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(repetition_interval_hours__isnull=True) | models.Q(repetition_interval_hours__gte=1),
+                name="reminder_repetition_gte_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.reminder_purpose[:80]

@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+MESSAGE_FETCH_LIMIT_MIN = 20
+MESSAGE_FETCH_LIMIT_DEFAULT = 80
+MESSAGE_FETCH_LIMIT_MAX = 100
+
+
+class Server(models.Model):
+    """A Discord guild (or the pseudo row of a DM channel)."""
+
+    server_id = models.BigAutoField(primary_key=True)
+    server_disc_id = models.CharField(max_length=20, unique=True)
+    name = models.CharField(max_length=100, blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    is_dm_channel = models.BooleanField(default=False)
+    registration_locale = models.CharField(max_length=16, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "servers"
+        ordering = ["name", "server_id"]
+
+    def __str__(self) -> str:
+        return self.name or f"server {self.server_disc_id}"
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        creating = self._state.adding
+        super().save(*args, **kwargs)
+        if creating:
+            ServerSettings.objects.get_or_create(server=self)
+
+
+class ServerSettings(models.Model):
+    """One row per server: the reference's split config tables consolidated (data-model.md §2.2)."""
+
+    class LLMProvider(models.TextChoices):
+        DEFAULT = "", "Platform default"
+        OPENAI = "openai", "OpenAI-compatible API"
+        ECHO = "echo", "Offline echo (demo/testing only)"
+
+    server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="settings", primary_key=True)
+    message_fetch_limit = models.IntegerField(
+        default=MESSAGE_FETCH_LIMIT_DEFAULT,
+        help_text="Messages of history read per turn; clamped to 20–100 when read.",
+    )
+    timezone_offset = models.DecimalField(
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(Decimal("-12")), MaxValueValidator(Decimal("14"))],
+        help_text="Server clock offset from UTC in hours (5.5 allowed).",
+    )
+    humanizer_degree = models.PositiveSmallIntegerField(default=1, validators=[MaxValueValidator(3)])
+    memory_tagging_enabled = models.BooleanField(default=False)
+    channel_memory_enabled = models.BooleanField(default=False)
+    personal_memories_enabled = models.BooleanField(
+        default=True, help_text="Personalization master switch: personal memories, saved nicknames."
+    )
+    self_teaching_enabled = models.BooleanField(default=True)
+    prompt_snapshot_enabled = models.BooleanField(default=False)
+    emoji_usage_enabled = models.BooleanField(default=True)
+    sticker_usage_enabled = models.BooleanField(default=True)
+    time_awareness_enabled = models.BooleanField(default=True)
+    user_blocking_enabled = models.BooleanField(default=True)
+    deliberate_trigger_mode = models.BooleanField(default=False)
+    always_reply_enabled = models.BooleanField(default=False)
+    rp_channel_ids = models.JSONField(default=list, blank=True)
+    private_channel_ids = models.JSONField(default=list, blank=True)
+    voice_transcript_chat_mode = models.BooleanField(default=False)
+    uncensor_injection_enabled = models.BooleanField(default=False)
+    uncensor_unicode_space_enabled = models.BooleanField(default=False)
+    retention_days = models.PositiveIntegerField(
+        default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
+    )
+    llm_provider = models.CharField(max_length=16, choices=LLMProvider.choices, default="", blank=True)
+    llm_base_url = models.URLField(blank=True, default="")
+    llm_api_key = models.CharField(max_length=256, blank=True, default="")
+    llm_model = models.CharField(max_length=128, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "server_settings"
+        verbose_name_plural = "server settings"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(humanizer_degree__lte=3), name="server_settings_humanizer_0_3"),
+            models.CheckConstraint(
+                condition=models.Q(timezone_offset__gte=-12, timezone_offset__lte=14),
+                name="server_settings_timezone_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"settings of {self.server}"
+
+
+class ServerMember(models.Model):
+    """A snapshot of one guild member (data-model.md §2.5); presence is never served stale."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="members")
+    user_disc_id = models.CharField(max_length=20)
+    display_name = models.CharField(max_length=100, null=True, blank=True)
+    nickname = models.CharField(max_length=100, null=True, blank=True)
+    global_name = models.CharField(max_length=100, null=True, blank=True)
+    username = models.CharField(max_length=100, null=True, blank=True)
+    is_bot = models.BooleanField(default=False)
+    can_manage_server = models.BooleanField(default=False)
+    roles = models.JSONField(default=list, blank=True)
+    presence_status = models.CharField(max_length=16, null=True, blank=True)
+    activities = models.JSONField(default=list, blank=True)
+    fetched_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "server_members"
+        constraints = [
+            models.UniqueConstraint(fields=["server", "user_disc_id"], name="server_member_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.username or self.user_disc_id
+
+
+class ServerEmoji(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="emojis")
+    emoji_disc_id = models.CharField(max_length=20)
+    emoji_name = models.CharField(max_length=64)
+    emoji_desc = models.TextField(blank=True, default="")
+    emotion_key = models.CharField(max_length=64, null=True, blank=True)
+    is_global = models.BooleanField(default=False)
+    is_animated = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "server_emojis"
+        constraints = [models.UniqueConstraint(fields=["server", "emoji_disc_id"], name="server_emoji_unique")]
+
+    def __str__(self) -> str:
+        return f":{self.emoji_name}:"
+
+
+class ServerSticker(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="stickers")
+    sticker_disc_id = models.CharField(max_length=20)
+    sticker_name = models.CharField(max_length=64)
+    sticker_desc = models.TextField(blank=True, default="")
+    emotion_key = models.CharField(max_length=64, null=True, blank=True)
+    is_global = models.BooleanField(default=False)
+    sticker_format = models.IntegerField(default=1)
+
+    class Meta:
+        db_table = "server_stickers"
+        constraints = [models.UniqueConstraint(fields=["server", "sticker_disc_id"], name="server_sticker_unique")]
+
+    def __str__(self) -> str:
+        return self.sticker_name
+
+
+class MatrixChannelLink(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="matrix_links")
+    channel_disc_id = models.CharField(max_length=20, unique=True)
+    matrix_room_id = models.CharField(max_length=255, unique=True)
+
+    class Meta:
+        db_table = "matrix_channel_links"
+
+    def __str__(self) -> str:
+        return f"{self.channel_disc_id} ↔ {self.matrix_room_id}"

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from django.db import models
+
+from personas.models.servers import Server
+
+
+class PrivacyLevel(models.IntegerChoices):
+    MINIMAL = 0, "Minimal (full personalization)"
+    PARTIAL = 1, "Partial (messages visible, no personal enrichments)"
+    FULL = 2, "Full (messages removed from context)"
+
+
+class AddressingStyle(models.TextChoices):
+    MASCULINE = "masculine"
+    FEMININE = "feminine"
+    NEUTRAL = "neutral"
+
+
+class DiscordUser(models.Model):
+    """A Discord account with its personalization (`users` + `user_personalization_configs`)."""
+
+    user_id = models.BigAutoField(primary_key=True)
+    user_disc_id = models.CharField(max_length=20, unique=True)
+    username = models.CharField(max_length=100, blank=True, default="")
+    global_name = models.CharField(max_length=100, null=True, blank=True)
+    language_pref = models.CharField(max_length=16, default="en-US")
+    registration_locale = models.CharField(max_length=16, null=True, blank=True)
+    privacy_level = models.SmallIntegerField(choices=PrivacyLevel.choices, default=PrivacyLevel.MINIMAL)
+    user_nickname = models.TextField(null=True, blank=True, help_text="Saved nickname; empty = follow the live name.")
+    prefix_override = models.TextField(null=True, blank=True, help_text="'' deliberately suppresses the prefix.")
+    suffix_override = models.TextField(null=True, blank=True)
+    addressing_style = models.CharField(max_length=16, choices=AddressingStyle.choices, null=True, blank=True)
+    gender_identity = models.TextField(null=True, blank=True)
+    pronouns = models.TextField(null=True, blank=True)
+    timezone_offset = models.SmallIntegerField(null=True, blank=True)
+    physical_appearance_tags = models.JSONField(default=list, blank=True)
+    nai_char_ref_url = models.TextField(null=True, blank=True)
+    impersonation_prompt = models.TextField(null=True, blank=True)
+    personal_dtm = models.CharField(max_length=8, default="follow")
+    personal_deliberate_tool_mode = models.CharField(max_length=8, default="follow")
+    shortterm_cache_crossserver_opt_in = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "users"
+        ordering = ["user_id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(privacy_level__in=[0, 1, 2]), name="user_privacy_level_valid"),
+            models.CheckConstraint(
+                condition=models.Q(addressing_style__isnull=True)
+                | models.Q(addressing_style__in=["masculine", "feminine", "neutral"]),
+                name="user_addressing_style_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(timezone_offset__isnull=True)
+                | models.Q(timezone_offset__gte=-12, timezone_offset__lte=14),
+                name="user_timezone_offset_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.global_name or self.username or self.user_disc_id
+
+
+class UserPersonaNamingPreference(models.Model):
+    user = models.ForeignKey(DiscordUser, on_delete=models.CASCADE, related_name="naming_preferences")
+    persona_lineage_id = models.BigIntegerField()
+    nickname_override = models.TextField(null=True, blank=True)
+    prefix_override = models.TextField(null=True, blank=True)
+    suffix_override = models.TextField(null=True, blank=True)
+
+    class Meta:
+        db_table = "user_persona_naming_preferences"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "persona_lineage_id"], name="naming_pref_unique_per_lineage"),
+        ]
+
+    def __str__(self) -> str:
+        return f"naming of {self.user_id} for lineage {self.persona_lineage_id}"
+
+
+class StatCounter(models.Model):
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="stat_counters")
+    user = models.ForeignKey(DiscordUser, on_delete=models.CASCADE, related_name="stat_counters")
+    persona_lineage_id = models.BigIntegerField(default=0)
+    metric = models.CharField(max_length=32)
+    metric_key = models.CharField(max_length=64, default="", blank=True)
+    bucket = models.DateField()
+    count = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField(null=True, blank=True)
+    last_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "stat_counters"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["server", "user", "persona_lineage_id", "metric", "metric_key", "bucket"],
+                name="stat_counter_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.bucket}: {self.count}"
