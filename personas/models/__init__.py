@@ -1,3 +1,4 @@
+from personas.models.access import ApiToken, ServerModerator
 from personas.models.memories import PersonalMemory, ServerMemory
 from personas.models.moderation import PersonalizationBlacklist, PersonaUserBlock
 from personas.models.personas import (
@@ -26,6 +27,8 @@ from personas.models.users import (
 )
 
 __all__ = [
+    "ApiToken",
+    "ServerModerator",
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
     "AddressingStyle",
