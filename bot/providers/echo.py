@@ -1,0 +1,35 @@
+"""The offline echo provider: answers from the assembled prompt, for demos and tests.
+
+It is chosen only when a server or the environment asks for it, or when no real provider is
+configured at all (``bot.providers.build_provider``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.providers.base import GenerationResult
+from chatcontext.types import ContextItem, ContextItemTag
+
+MAX_ECHOED_CHARS = 300
+
+
+def last_user_text(items: Sequence[ContextItem]) -> str:
+    """Text of the newest dialogue-history user item (tail directives are not what the user said)."""
+    for item in reversed(items):
+        if item.role == "user" and item.metadata_tag == ContextItemTag.DIALOGUE_HISTORY:
+            return item.text
+    return ""
+
+
+class EchoProvider:
+    name = "echo"
+    model_name = "echo"
+
+    def __init__(self, persona_name: str) -> None:
+        self.persona_name = persona_name
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        said = " ".join(last_user_text(items).split())[:MAX_ECHOED_CHARS]
+        text = f"[echo] {self.persona_name}: I read {len(items)} prompt items; you said: {said}"
+        return GenerationResult(text=text, usage={"prompt_items": len(items)}, latency_ms=0)

@@ -1,0 +1,101 @@
+"""Generation through any OpenAI-compatible chat-completions server (OpenAI, OpenRouter, vLLM,
+llama.cpp, Ollama), with the `openai` SDK.
+
+One attempt is bounded by ``timeout_s`` end to end (a stream that stalls counts); a timeout, a
+connection failure, a 429 or a 5xx is retried exactly once, immediately. Anything else fails at
+once. Errors carry the failure kind and status only, never prompt or response text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from bot.providers.base import GenerationResult, ProviderError, to_chat_messages
+from chatcontext.types import ContextItem
+
+logger = logging.getLogger(__name__)
+
+ATTEMPTS = 2  # the first try and one retry
+# Local servers (llama.cpp, Ollama) ignore the key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"provider returned HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        return "provider timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        return "provider unreachable"
+    return f"provider failed ({type(exc).__name__})"
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code == 429 or exc.status_code >= 500
+    return isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | TimeoutError)
+
+
+def _usage_dict(usage: Any) -> dict[str, Any]:
+    return usage.model_dump(exclude_none=True) if usage is not None else {}
+
+
+class OpenAICompatProvider:
+    name = "openai"
+
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float) -> None:
+        self.model_name = model
+        self.timeout_s = timeout_s
+        # The SDK's own retries are off: the one retry here also covers stalled streams.
+        self.client = AsyncOpenAI(
+            base_url=base_url or None, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
+        )
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        messages = to_chat_messages(items)
+        started = time.monotonic()
+        attempt = 1
+        while True:
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    text, usage = await (self._stream(messages) if stream else self._complete(messages))
+            except Exception as exc:
+                if attempt >= ATTEMPTS or not _is_retryable(exc):
+                    logger.warning("generation failed after %d attempt(s): %s", attempt, _describe(exc))
+                    raise ProviderError(_describe(exc)) from exc
+                logger.info("generation attempt %d failed (%s); retrying once", attempt, _describe(exc))
+                attempt += 1
+                continue
+            return GenerationResult(text=text, usage=usage, latency_ms=int((time.monotonic() - started) * 1000))
+
+    async def _complete(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
+        response = await self.client.chat.completions.create(
+            model=self.model_name,
+            messages=messages,  # type: ignore[arg-type]
+        )
+        text = response.choices[0].message.content if response.choices else None
+        return text or "", _usage_dict(response.usage)
+
+    async def _stream(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
+        stream = await self.client.chat.completions.create(
+            model=self.model_name,
+            messages=messages,  # type: ignore[arg-type]
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        parts: list[str] = []
+        usage: dict[str, Any] = {}
+        async for chunk in stream:
+            if chunk.usage is not None:
+                usage = _usage_dict(chunk.usage)
+            for choice in chunk.choices:
+                if choice.delta.content:
+                    parts.append(choice.delta.content)
+        return "".join(parts), usage

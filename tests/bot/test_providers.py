@@ -1,0 +1,118 @@
+"""Providers over HTTP against a local OpenAI-compatible server (issue 6 acceptance)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.providers import (
+    EchoProvider,
+    OpenAICompatProvider,
+    ProviderError,
+    build_provider,
+    provider_config,
+    to_chat_messages,
+)
+from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
+from tests.bot.fake_llm import USAGE, FakeLLMServer
+
+ITEMS = [
+    ContextItem(role="system", parts=[TextPart("You are Tomori.")]),
+    ContextItem(role="user", parts=[TextPart("Ann: hi there")], metadata_tag=ContextItemTag.DIALOGUE_HISTORY),
+    ContextItem(role="model", parts=[TextPart("Tomori: hello!")], metadata_tag=ContextItemTag.DIALOGUE_HISTORY),
+    ContextItem(
+        role="user",
+        parts=[TextPart("Ann: look"), ImagePart(uri="https://cdn/x.png", mime_type="image/png")],
+        metadata_tag=ContextItemTag.DIALOGUE_HISTORY,
+    ),
+    ContextItem(role="user", parts=[ImagePart(uri="https://cdn/y.png", mime_type="image/png")]),
+]
+
+
+@pytest.fixture
+async def llm_server():
+    server = FakeLLMServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenAICompatProvider:
+    return OpenAICompatProvider(base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s)
+
+
+def test_context_items_map_to_openai_roles_with_text_parts_only():
+    assert to_chat_messages(ITEMS) == [
+        {"role": "system", "content": "You are Tomori."},
+        {"role": "user", "content": "Ann: hi there"},
+        {"role": "assistant", "content": "Tomori: hello!"},
+        {"role": "user", "content": "Ann: look"},
+    ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_openai_compat_generates_over_http(llm_server, stream):
+    result = await provider(llm_server, "ok").generate(ITEMS, stream=stream)
+
+    assert result.text == llm_server.reply_text
+    assert result.usage["total_tokens"] == USAGE["total_tokens"]
+    sent = llm_server.requests[-1]
+    assert sent["model"] == "ok"
+    assert sent["messages"] == to_chat_messages(ITEMS)
+    assert bool(sent.get("stream")) is stream
+
+
+async def test_a_500_is_retried_once_then_succeeds(llm_server):
+    result = await provider(llm_server, "flaky").generate(ITEMS, stream=True)
+
+    assert result.text == llm_server.reply_text
+    assert len(llm_server.requests) == 2
+
+
+async def test_a_persistent_500_fails_after_exactly_one_retry(llm_server):
+    with pytest.raises(ProviderError, match="HTTP 500"):
+        await provider(llm_server, "fail").generate(ITEMS, stream=False)
+    assert len(llm_server.requests) == 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_stalled_server_times_out_after_one_retry(llm_server, stream):
+    with pytest.raises(ProviderError, match="timed out"):
+        await provider(llm_server, "slow", timeout_s=0.2).generate(ITEMS, stream=stream)
+    assert len(llm_server.requests) == 2
+
+
+async def test_an_unreachable_server_is_a_short_provider_error():
+    unreachable = OpenAICompatProvider(base_url="http://127.0.0.1:9/v1", api_key="", model="ok", timeout_s=2)
+    with pytest.raises(ProviderError, match="unreachable"):
+        await unreachable.generate(ITEMS, stream=False)
+
+
+async def test_echo_answers_from_the_assembled_prompt():
+    result = await EchoProvider("Tomori").generate(ITEMS, stream=True)
+    assert result.text == "[echo] Tomori: I read 5 prompt items; you said: Ann: look"
+
+
+class _Settings:
+    def __init__(self, **values: str) -> None:
+        self.llm_provider = values.get("llm_provider", "")
+        self.llm_base_url = values.get("llm_base_url", "")
+        self.llm_api_key = values.get("llm_api_key", "")
+        self.llm_model = values.get("llm_model", "")
+
+
+def test_echo_is_the_default_only_when_nothing_real_is_configured(settings):
+    settings.LLM_PROVIDER = settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
+    assert provider_config(None).kind == "echo"
+    assert isinstance(build_provider(provider_config(None), "Tomori"), EchoProvider)
+
+    settings.LLM_BASE_URL = "http://llm.local/v1"
+    assert provider_config(None).kind == "openai"
+
+
+def test_server_settings_win_over_the_environment(settings):
+    settings.LLM_PROVIDER, settings.LLM_BASE_URL, settings.LLM_MODEL = "openai", "http://env/v1", "env-model"
+    config = provider_config(_Settings(llm_base_url="http://server/v1", llm_model="server-model"))  # type: ignore[arg-type]
+    assert (config.kind, config.base_url, config.model) == ("openai", "http://server/v1", "server-model")
+
+    echo = provider_config(_Settings(llm_provider="echo"))  # type: ignore[arg-type]
+    assert echo.kind == "echo"
