@@ -1,0 +1,341 @@
+"""Every mutation a moderator, the API, a slash command or a task makes to personalization data.
+
+Zulip-style actions: one function per intent, each one database transaction, so the admin, the API
+and the bot cannot drift apart in how they enforce limits (data-model.md §2.11, §3) or what
+"forget me" deletes. Callers pass model instances or snowflake strings; nothing here reads a request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.models.fields import BooleanField
+
+from chatcontext.models import PromptRecord, VoiceTranscript
+from personas.models import (
+    FIRST_LINEAGE_ID,
+    GLOBAL_LINEAGE_ID,
+    DiscordUser,
+    Persona,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PrivacyLevel,
+    Reminder,
+    Server,
+    ServerMember,
+    ServerMemory,
+    StatCounter,
+    UserPersonaNamingPreference,
+)
+
+
+class ActionError(ValueError):
+    """A mutation the rules refuse; the message is safe to show to a moderator (no user text)."""
+
+
+class InvalidLineage(ActionError):
+    pass
+
+
+class MemoryTooLong(ActionError):
+    pass
+
+
+class MemoryLimitReached(ActionError):
+    pass
+
+
+class ReminderNotCancellable(ActionError):
+    pass
+
+
+def set_privacy_level(user: DiscordUser, level: int) -> DiscordUser:
+    """Set a user's global privacy level (data-model.md §2.4; semantics P-01..P-05)."""
+    if level not in PrivacyLevel.values:
+        raise ActionError(f"Unknown privacy level {level!r}; expected one of {PrivacyLevel.values}.")
+    with transaction.atomic():
+        DiscordUser.objects.filter(pk=user.pk).update(privacy_level=level)
+        user.privacy_level = level
+    return user
+
+
+def persona_memory_lineage(persona: Persona) -> int:
+    """The lineage a memory written on a persona's behalf goes to.
+
+    A persona holding lineage 0 (or anything below 10000) is a failed migration, and memory writes
+    must refuse it rather than silently write global memories (data-model.md §2.9).
+    """
+    if persona.persona_lineage_id is None or persona.persona_lineage_id < FIRST_LINEAGE_ID:
+        raise InvalidLineage("This persona has no valid lineage id; memory writes are refused.")
+    return persona.persona_lineage_id
+
+
+def _check_lineage(lineage_id: int) -> None:
+    # Memories live in lineage 0 (global) or in a drawn lineage (>= 10000); 1..9999 are never drawn.
+    if lineage_id != GLOBAL_LINEAGE_ID and lineage_id < FIRST_LINEAGE_ID:
+        raise InvalidLineage(f"Lineage {lineage_id} is neither 0 (global) nor a drawn lineage id (>= 10000).")
+
+
+def _clean_content(content: str) -> str:
+    text = content.strip()
+    if not text:
+        raise ActionError("A memory cannot be empty.")
+    limit = settings.TOMORI["MAX_MEMORY_LENGTH"]
+    if len(text) > limit:
+        raise MemoryTooLong(f"A memory holds at most {limit} characters (this one has {len(text)}).")
+    return text
+
+
+def _clean_tags(tags: Iterable[str]) -> list[str]:
+    cleaned: list[str] = []
+    for tag in tags:
+        value = str(tag).strip()
+        if value and value not in cleaned:
+            cleaned.append(value)
+    return cleaned
+
+
+def _visible_memory_count(user: DiscordUser, lineage_id: int) -> int:
+    """Rows a persona of ``lineage_id`` sees for this user: its own lineage plus the global rows.
+
+    For a global write the fullest lineage is what a new global row would overflow, so the count is
+    the global rows plus the largest per-lineage count (data-model.md §2.11).
+    """
+    rows = PersonalMemory.objects.filter(user=user)
+    if lineage_id != GLOBAL_LINEAGE_ID:
+        return rows.filter(persona_lineage_id__in=[lineage_id, GLOBAL_LINEAGE_ID]).count()
+    global_count = rows.filter(persona_lineage_id=GLOBAL_LINEAGE_ID).count()
+    fullest = (
+        rows.exclude(persona_lineage_id=GLOBAL_LINEAGE_ID)
+        .values("persona_lineage_id")
+        .annotate(n=Count("pk"))
+        .aggregate(m=Max("n"))["m"]
+    )
+    return global_count + (fullest or 0)
+
+
+def _lock_user(user: DiscordUser) -> None:
+    # Serializes concurrent writes for one user so two writers cannot both pass the limit check.
+    DiscordUser.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
+
+
+def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) -> str:
+    """The cleaned text of a memory that may be added, or ActionError saying why not.
+
+    Forms call it to show the refusal next to the field; ``add_personal_memory`` calls it again
+    under the user lock, where the answer is final.
+    """
+    _check_lineage(lineage_id)
+    text = _clean_content(content)
+    limit = settings.TOMORI["MAX_PERSONAL_MEMORIES"]
+    if _visible_memory_count(user, lineage_id) >= limit:
+        raise MemoryLimitReached(f"This user already has {limit} memories visible to lineage {lineage_id}.")
+    return text
+
+
+def add_personal_memory(user: DiscordUser, lineage_id: int, content: str, tags: Iterable[str] = ()) -> PersonalMemory:
+    """Store a memory about ``user`` in ``lineage_id`` (0 = every persona of every server).
+
+    Enforces MAX_MEMORY_LENGTH per memory and MAX_PERSONAL_MEMORIES per (user, lineage), counting
+    lineage-0 rows (data-model.md §2.11, §3).
+    """
+    with transaction.atomic():
+        _lock_user(user)
+        text = check_new_personal_memory(user, lineage_id, content)
+        return PersonalMemory.objects.create(
+            user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags)
+        )
+
+
+def update_personal_memory(
+    memory: PersonalMemory, *, content: str | None = None, tags: Iterable[str] | None = None
+) -> PersonalMemory:
+    """Edit a memory's text or tags in place; its lineage and owner never change (that is a new memory)."""
+    with transaction.atomic():
+        if content is not None:
+            memory.content = _clean_content(content)
+        if tags is not None:
+            memory.tags = _clean_tags(tags)
+        memory.save(update_fields=["content", "tags", "updated_at"])
+    return memory
+
+
+def delete_personal_memory(memory: PersonalMemory) -> None:
+    with transaction.atomic():
+        PersonalMemory.objects.filter(pk=memory.pk).delete()
+
+
+def add_to_blacklist(server: Server, user_disc_id: str, reason: str = "") -> PersonalizationBlacklist:
+    """Stop a server from using a user's memories and saved names (P-02, P-05, P-06). Idempotent."""
+    with transaction.atomic():
+        entry, created = PersonalizationBlacklist.objects.get_or_create(
+            server=server, user_disc_id=user_disc_id, defaults={"reason": reason}
+        )
+        if not created and reason and entry.reason != reason:
+            entry.reason = reason
+            entry.save(update_fields=["reason"])
+    return entry
+
+
+def remove_from_blacklist(server: Server, user_disc_id: str) -> bool:
+    """True when an entry was removed."""
+    with transaction.atomic():
+        deleted, _ = PersonalizationBlacklist.objects.filter(server=server, user_disc_id=user_disc_id).delete()
+    return deleted > 0
+
+
+def cancel_reminder(reminder: Reminder) -> Reminder:
+    """Cancel a pending (or failed, awaiting retry) reminder or self-task; fired ones are history."""
+    cancellable = {Reminder.Status.PENDING, Reminder.Status.FAILED}
+    with transaction.atomic():
+        # Locked so a dispatcher that is firing this very reminder cannot overwrite the cancellation.
+        current = Reminder.objects.select_for_update().get(pk=reminder.pk)
+        if current.status == Reminder.Status.CANCELLED:
+            return current
+        if current.status not in cancellable:
+            raise ReminderNotCancellable(f"Reminder {current.pk} has status {current.status}; it cannot be cancelled.")
+        current.status = Reminder.Status.CANCELLED
+        current.next_attempt_at = None
+        current.save(update_fields=["status", "next_attempt_at", "updated_at"])
+    return current
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """How many rows ``forget_user`` removed or cleared, by kind (counts only, no ids)."""
+
+    personal_memories: int = 0
+    server_memories: int = 0
+    naming_preferences: int = 0
+    reminders: int = 0
+    voice_transcripts: int = 0
+    prompt_records: int = 0
+    member_snapshots: int = 0
+    stat_counters: int = 0
+    profile_cleared: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def total(self) -> int:
+        return sum(v for v in asdict(self).values() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def records_mentioning(user_disc_id: str) -> QuerySet[PromptRecord]:
+    """Prompt records whose ``subject_user_ids`` JSON list holds this id (as a string or a number).
+
+    PostgreSQL answers with the JSONB ``@>`` operator (Django's ``contains``); SQLite has no
+    ``contains`` for JSON, so it tests each element through ``json_each``. Both match whole
+    elements: forgetting "12" never touches a record about "123".
+    """
+    if connection.vendor == "sqlite":
+        table = PromptRecord._meta.db_table
+        member = RawSQL(
+            f"EXISTS (SELECT 1 FROM json_each({table}.subject_user_ids) AS e WHERE CAST(e.value AS TEXT) = %s)",
+            (str(user_disc_id),),
+            output_field=BooleanField(),
+        )
+        return PromptRecord.objects.filter(member)
+    match = Q(subject_user_ids__contains=[str(user_disc_id)])
+    if str(user_disc_id).isdigit():
+        match |= Q(subject_user_ids__contains=[int(user_disc_id)])
+    return PromptRecord.objects.filter(match)
+
+
+def _authored_ids(snapshot: Any, user_disc_id: str) -> tuple[set[str], set[str]]:
+    """Message ids and attachment ids the user authored in a stored turn snapshot (turn-snapshot.md §1)."""
+    message_ids: set[str] = set()
+    attachment_ids: set[str] = set()
+    messages = snapshot.get("messages") if isinstance(snapshot, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        author = message.get("author")
+        if not isinstance(author, dict) or str(author.get("id")) != user_disc_id:
+            continue
+        message_ids.add(str(message.get("id")))
+        for attachment in message.get("attachments") or []:
+            if isinstance(attachment, dict) and attachment.get("id") is not None:
+                attachment_ids.add(str(attachment["id"]))
+    return message_ids, attachment_ids
+
+
+# Bounded IN lists: SQLite caps bound parameters, and one forgotten user may appear in many records.
+_CHUNK = 500
+
+
+def _delete(queryset: QuerySet[Any]) -> int:
+    """Rows of the queryset's own model deleted (cascaded rows of other models are not counted)."""
+    return queryset.delete()[1].get(queryset.model._meta.label, 0)
+
+
+def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]) -> int:
+    ordered = sorted(values)
+    return sum(
+        _delete(queryset.filter(**{f"{field}__in": ordered[i : i + _CHUNK]})) for i in range(0, len(ordered), _CHUNK)
+    )
+
+
+_PROFILE_CLEARED: dict[str, Any] = {
+    "user_nickname": None,
+    "prefix_override": None,
+    "suffix_override": None,
+    "addressing_style": None,
+    "gender_identity": None,
+    "pronouns": None,
+    "timezone_offset": None,
+    "physical_appearance_tags": [],
+    "nai_char_ref_url": None,
+    "impersonation_prompt": None,
+}
+
+
+def forget_user(user_disc_id: str) -> ForgetResult:
+    """Delete everything the platform keeps about one Discord user, in one transaction.
+
+    Removed: personal memories, server memories they created, naming preferences, reminders that
+    target them or that they created, their member snapshots and activity counters, every prompt
+    record that lists them in ``subject_user_ids``, and the voice transcripts of messages those
+    records show they authored. Their profile text (nickname, pronouns, appearance, ...) is cleared.
+
+    Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
+    MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
+    block entries (moderation decisions, which hold no text of the user).
+    """
+    user_disc_id = str(user_disc_id).strip()
+    with transaction.atomic():
+        user = DiscordUser.objects.select_for_update().filter(user_disc_id=user_disc_id).first()
+        counts: dict[str, Any] = {}
+        if user is not None:
+            counts["personal_memories"] = _delete(PersonalMemory.objects.filter(user=user))
+            counts["server_memories"] = _delete(ServerMemory.objects.filter(user=user))
+            counts["naming_preferences"] = _delete(UserPersonaNamingPreference.objects.filter(user=user))
+            counts["stat_counters"] = _delete(StatCounter.objects.filter(user=user))
+            DiscordUser.objects.filter(pk=user.pk).update(**_PROFILE_CLEARED)
+            counts["profile_cleared"] = True
+            reminders = Reminder.objects.filter(Q(user_discord_id=user_disc_id) | Q(created_by_user=user))
+        else:
+            reminders = Reminder.objects.filter(user_discord_id=user_disc_id)
+        counts["reminders"] = _delete(reminders)
+        counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
+
+        message_ids: set[str] = set()
+        attachment_ids: set[str] = set()
+        record_ids: list[int] = []
+        for record_id, snapshot in records_mentioning(user_disc_id).values_list("pk", "snapshot").iterator():
+            record_ids.append(record_id)
+            authored, attachments = _authored_ids(snapshot, user_disc_id)
+            message_ids |= authored
+            attachment_ids |= attachments
+        transcripts = VoiceTranscript.objects.all()
+        counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
+        counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
+        counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+    return ForgetResult(**counts)

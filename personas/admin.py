@@ -1,0 +1,757 @@
+"""Django admin for everything a moderator touches (data-model.md §2).
+
+Changelists cost a constant number of queries per page whatever the table size: every column that
+crosses a relation is covered by ``list_select_related`` or a correlated subquery annotation, and
+counts that get expensive on a 10,000-memory server are switched off (``show_full_result_count``).
+Mutations with rules (memory limits, privacy, blacklist, forget-me) go through ``personas.actions``
+so the admin, the API and the bot enforce the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import ValidationError
+from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
+
+from personas import actions
+from personas.models import (
+    GLOBAL_LINEAGE_ID,
+    DiscordUser,
+    MatrixChannelLink,
+    Persona,
+    PersonaAttribute,
+    PersonaLineage,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PersonaUserBlock,
+    PrivacyLevel,
+    Reminder,
+    Server,
+    ServerEmoji,
+    ServerMember,
+    ServerMemory,
+    ServerSettings,
+    ServerSticker,
+    StatCounter,
+    UserPersonaNamingPreference,
+)
+
+admin.site.site_header = "Tomori Platform"
+admin.site.site_title = "Tomori Platform admin"
+admin.site.index_title = "Personas, memories and what each persona is told"
+
+EXCERPT_CHARS = 90
+
+
+def excerpt(text: str | None) -> str:
+    text = (text or "").replace("\n", " ")
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def lineage_label(lineage_id: int, names: dict[int, str]) -> str:
+    if lineage_id == GLOBAL_LINEAGE_ID:
+        return "0 · global (every persona)"
+    name = names.get(lineage_id)
+    return f"{lineage_id} · {name}" if name else str(lineage_id)
+
+
+def lineage_names(lineage_ids: set[int]) -> dict[int, str]:
+    """Who uses each lineage, for labels: the personas holding it, else its registry label (two queries)."""
+    holders: dict[int, list[str]] = {}
+    personas = Persona.objects.filter(persona_lineage_id__in=lineage_ids).select_related("server")
+    for persona in personas.order_by("persona_lineage_id", "persona_id"):
+        holders.setdefault(persona.persona_lineage_id, []).append(f"{persona.persona_nickname} ({persona.server})")
+    names = {lid: ", ".join(who) for lid, who in holders.items()}
+    missing = lineage_ids - names.keys() - {GLOBAL_LINEAGE_ID}
+    for lid, label in PersonaLineage.objects.filter(id__in=missing).values_list("id", "label"):
+        names[lid] = f"{label} (no persona)" if label else "no persona"
+    return names
+
+
+class LineageListFilter(admin.SimpleListFilter):
+    """Filter rows by the lineage ids present in the table (0 = global), labelled with their personas."""
+
+    title = "lineage"
+    parameter_name = "lineage"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        present = set(
+            model_admin.model._default_manager.order_by().values_list("persona_lineage_id", flat=True).distinct()
+        )
+        names = lineage_names(present)
+        return [(str(lid), lineage_label(lid, names)) for lid in sorted(present)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value is None:
+            return queryset
+        try:
+            return queryset.filter(persona_lineage_id=int(value))
+        except ValueError:
+            return queryset.none()
+
+
+def lineage_registry_label() -> Subquery:
+    """The registry label of each row's lineage, as one correlated subquery (no query per row)."""
+    return Subquery(PersonaLineage.objects.filter(id=OuterRef("persona_lineage_id")).values("label")[:1])
+
+
+def adopt(target: Model, saved: Model) -> None:
+    """Copy a row saved by an action onto the instance the admin form built, so logging and redirects work."""
+    for field in target._meta.concrete_fields:
+        setattr(target, field.attname, getattr(saved, field.attname))
+    target._state.adding = False
+
+
+class LineageColumnMixin:
+    """``lineage`` column: the id and its registry label, read from an annotation."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).annotate(lineage_name=lineage_registry_label())  # type: ignore[misc]
+
+    @admin.display(description="lineage", ordering="persona_lineage_id")
+    def lineage(self, obj: Any) -> str:
+        if obj.persona_lineage_id == GLOBAL_LINEAGE_ID:
+            return "0 · global"
+        label = getattr(obj, "lineage_name", "")
+        return f"{obj.persona_lineage_id} · {label}" if label else str(obj.persona_lineage_id)
+
+
+# --- servers ---------------------------------------------------------------------------------
+
+
+SERVER_SETTINGS_FIELDSETS: list[Any] = [
+    (None, {"fields": ["message_fetch_limit", "timezone_offset", "humanizer_degree", "retention_days"]}),
+    (
+        "Personalization and memory",
+        {
+            "fields": [
+                "personal_memories_enabled",
+                "memory_tagging_enabled",
+                "channel_memory_enabled",
+                "self_teaching_enabled",
+                "prompt_snapshot_enabled",
+            ]
+        },
+    ),
+    (
+        "Capabilities and triggers",
+        {
+            "fields": [
+                "emoji_usage_enabled",
+                "sticker_usage_enabled",
+                "time_awareness_enabled",
+                "user_blocking_enabled",
+                "deliberate_trigger_mode",
+                "always_reply_enabled",
+                "voice_transcript_chat_mode",
+                "uncensor_injection_enabled",
+                "uncensor_unicode_space_enabled",
+            ]
+        },
+    ),
+    ("Channels", {"fields": ["rp_channel_ids", "private_channel_ids"]}),
+    (
+        "Model provider (empty = platform default from the environment)",
+        {"fields": ["llm_provider", "llm_base_url", "llm_model", "llm_api_key", "clear_llm_api_key"]},
+    ),
+]
+
+
+class ServerSettingsForm(forms.ModelForm):
+    llm_api_key = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Never shown again once stored. Leave empty to keep the stored key.",
+    )
+    clear_llm_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+
+    class Meta:
+        model = ServerSettings
+        fields = [f for _, opts in SERVER_SETTINGS_FIELDSETS for f in opts["fields"] if f != "clear_llm_api_key"]
+        help_texts = {
+            "llm_provider": "“Offline echo” repeats the prompt back without calling a model: for demos and tests only."
+        }
+
+    def clean_llm_api_key(self) -> str:
+        if self.cleaned_data.get("clear_llm_api_key"):
+            return ""
+        return self.cleaned_data["llm_api_key"] or self.instance.llm_api_key
+
+
+class ServerSettingsInline(admin.StackedInline):
+    model = ServerSettings
+    form = ServerSettingsForm
+    can_delete = False
+    min_num = 1
+    max_num = 1
+    fieldsets = SERVER_SETTINGS_FIELDSETS
+
+
+class PersonaInline(admin.TabularInline):
+    model = Persona
+    fields = ["persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]
+    readonly_fields = ["persona_lineage_id"]
+    show_change_link = True
+    extra = 0
+
+
+@admin.register(Server)
+class ServerAdmin(admin.ModelAdmin):
+    list_display = ["name", "server_disc_id", "is_dm_channel", "persona_total", "provider", "created_at"]
+    list_select_related = ["settings"]
+    list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
+    search_fields = ["name", "=server_disc_id"]
+    inlines = [ServerSettingsInline, PersonaInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
+        personas = Persona.objects.filter(server=OuterRef("pk")).order_by().values("server")
+        total = Subquery(personas.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
+        return super().get_queryset(request).annotate(persona_total=Coalesce(total, 0))
+
+    @admin.display(description="personas")
+    def persona_total(self, obj: Server) -> int:
+        return obj.persona_total  # type: ignore[attr-defined]
+
+    @admin.display(description="model provider", ordering="settings__llm_provider")
+    def provider(self, obj: Server) -> str:
+        return obj.settings.get_llm_provider_display()
+
+
+@admin.register(ServerMember)
+class ServerMemberAdmin(admin.ModelAdmin):
+    list_display = ["user_disc_id", "display_name", "username", "server", "role_names", "is_bot", "presence_status"]
+    list_select_related = ["server"]
+    list_filter = ["is_bot", "can_manage_server", "presence_status", "server"]
+    search_fields = ["=user_disc_id", "display_name", "nickname", "global_name", "username"]
+    autocomplete_fields = ["server"]
+    show_full_result_count = False
+
+    @admin.display(description="roles")
+    def role_names(self, obj: ServerMember) -> str:
+        roles = [r for r in obj.roles or [] if isinstance(r, dict)]
+        roles.sort(key=lambda r: -int(r.get("position") or 0))
+        return ", ".join(str(r.get("name", "")) for r in roles)
+
+
+@admin.register(ServerEmoji)
+class ServerEmojiAdmin(admin.ModelAdmin):
+    list_display = ["emoji_name", "emoji_disc_id", "server", "emotion_key", "is_animated", "is_global"]
+    list_select_related = ["server"]
+    list_filter = ["is_animated", "is_global", "server"]
+    search_fields = ["emoji_name", "=emoji_disc_id", "emotion_key"]
+    autocomplete_fields = ["server"]
+
+
+@admin.register(ServerSticker)
+class ServerStickerAdmin(admin.ModelAdmin):
+    list_display = ["sticker_name", "sticker_disc_id", "server", "emotion_key", "sticker_format", "is_global"]
+    list_select_related = ["server"]
+    list_filter = ["is_global", "server"]
+    search_fields = ["sticker_name", "=sticker_disc_id", "emotion_key"]
+    autocomplete_fields = ["server"]
+
+
+@admin.register(MatrixChannelLink)
+class MatrixChannelLinkAdmin(admin.ModelAdmin):
+    list_display = ["channel_disc_id", "matrix_room_id", "server"]
+    list_select_related = ["server"]
+    search_fields = ["=channel_disc_id", "matrix_room_id"]
+    autocomplete_fields = ["server"]
+
+
+# --- personas --------------------------------------------------------------------------------
+
+
+class PersonaAttributeInline(admin.TabularInline):
+    model = PersonaAttribute
+    fields = ["attribute_order", "attribute_text", "is_public"]
+    ordering = ["attribute_order"]
+    extra = 1
+
+
+@admin.register(Persona)
+class PersonaAdmin(admin.ModelAdmin):
+    list_display = ["persona_nickname", "server", "is_alter", "persona_lineage_id", "trigger_word_list", "updated_at"]
+    list_select_related = ["server"]
+    list_filter = ["is_alter", "self_debug_enabled", "server"]
+    search_fields = ["persona_nickname", "server__name", "=server__server_disc_id", "=persona_lineage_id"]
+    autocomplete_fields = ["server"]
+    inlines = [PersonaAttributeInline]
+    fieldsets = [
+        (None, {"fields": ["server", "persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]}),
+        ("Character", {"fields": ["persona_prompt", "sample_dialogue", "physical_appearance_tags"]}),
+        (
+            "Naming (per addressing style)",
+            {"fields": ["naming_prefixes", "naming_suffixes", "naming_address_terms"], "classes": ["collapse"]},
+        ),
+        (
+            "Behaviour and delivery",
+            {
+                "fields": [
+                    "humanizer_degree",
+                    "self_debug_enabled",
+                    "webhook_avatar_url",
+                    "is_pointer",
+                    "preset_lineage_id",
+                    "preset_language",
+                ],
+                "classes": ["collapse"],
+            },
+        ),
+    ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Persona | None = None) -> list[str]:
+        # Re-pointing a lineage would silently swap which memories the persona sees (data-model.md §2.9).
+        return ["persona_lineage_id"] if obj is not None else []
+
+    @admin.display(description="trigger words")
+    def trigger_word_list(self, obj: Persona) -> str:
+        return ", ".join(str(w) for w in obj.trigger_words or [])
+
+
+@admin.register(PersonaLineage)
+class PersonaLineageAdmin(admin.ModelAdmin):
+    list_display = ["id", "label", "created_at"]
+    search_fields = ["=id", "label"]
+    readonly_fields = ["id", "created_at"]
+
+
+# --- users and memories ----------------------------------------------------------------------
+
+
+class PersonalMemoryInlineForm(forms.ModelForm):
+    class Meta:
+        model = PersonalMemory
+        fields = ["persona_lineage_id", "content", "tags"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A memory's lineage never changes: moving it is forgetting in one persona and teaching another.
+        self.fields["persona_lineage_id"].disabled = True
+
+
+class PersonalMemoryInline(admin.TabularInline):
+    """The user's memories, newest first; new ones are added on the memory page where limits are checked."""
+
+    model = PersonalMemory
+    form = PersonalMemoryInlineForm
+    fields = ["persona_lineage_id", "content", "tags", "created_at"]
+    readonly_fields = ["created_at"]
+    ordering = ["-created_at", "-personal_memory_id"]
+    show_change_link = True
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+class NamingPreferenceInline(admin.TabularInline):
+    model = UserPersonaNamingPreference
+    fields = ["persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
+    extra = 0
+
+
+def _privacy_action(level: PrivacyLevel) -> Any:
+    def set_level(modeladmin: DiscordUserAdmin, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> None:
+        changed = 0
+        for user in queryset:
+            actions.set_privacy_level(user, level)
+            changed += 1
+        modeladmin.message_user(request, f"Privacy level set to {level.label} for {changed} user(s).")
+
+    set_level.__name__ = f"set_privacy_{level.name.lower()}"
+    return admin.action(description=f"Set privacy level: {level.label}", permissions=["change"])(set_level)
+
+
+@admin.register(DiscordUser)
+class DiscordUserAdmin(admin.ModelAdmin):
+    list_display = ["user_disc_id", "username", "global_name", "user_nickname", "privacy_level", "memory_total"]
+    list_filter = ["privacy_level", "addressing_style"]
+    search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
+    show_full_result_count = False
+    readonly_fields = ["memories_by_lineage", "created_at", "updated_at"]
+    inlines = [PersonalMemoryInline, NamingPreferenceInline]
+    actions = [
+        "forget_users",
+        _privacy_action(PrivacyLevel.MINIMAL),
+        _privacy_action(PrivacyLevel.PARTIAL),
+        _privacy_action(PrivacyLevel.FULL),
+    ]
+    fieldsets = [
+        (None, {"fields": ["user_disc_id", "username", "global_name", "privacy_level", "memories_by_lineage"]}),
+        (
+            "Personalization",
+            {
+                "fields": [
+                    "user_nickname",
+                    "prefix_override",
+                    "suffix_override",
+                    "addressing_style",
+                    "gender_identity",
+                    "pronouns",
+                    "timezone_offset",
+                    "physical_appearance_tags",
+                    "language_pref",
+                ]
+            },
+        ),
+        (
+            "Advanced",
+            {
+                "fields": [
+                    "registration_locale",
+                    "nai_char_ref_url",
+                    "impersonation_prompt",
+                    "personal_dtm",
+                    "personal_deliberate_tool_mode",
+                    "shortterm_cache_crossserver_opt_in",
+                    "created_at",
+                    "updated_at",
+                ],
+                "classes": ["collapse"],
+            },
+        ),
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[DiscordUser]:
+        memories = PersonalMemory.objects.filter(user=OuterRef("pk")).order_by().values("user")
+        total = Subquery(memories.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
+        return super().get_queryset(request).annotate(memory_total=Coalesce(total, 0))
+
+    @admin.display(description="memories")
+    def memory_total(self, obj: DiscordUser) -> int:
+        return obj.memory_total  # type: ignore[attr-defined]
+
+    @admin.display(description="memories by lineage")
+    def memories_by_lineage(self, obj: DiscordUser) -> str:
+        if obj.pk is None:
+            return "–"
+        counts = dict(
+            PersonalMemory.objects.filter(user=obj)
+            .order_by()
+            .values_list("persona_lineage_id")
+            .annotate(n=Count("pk"))
+            .values_list("persona_lineage_id", "n")
+        )
+        names = lineage_names(set(counts))
+        changelist = reverse("admin:personas_personalmemory_changelist")
+        add = reverse("admin:personas_personalmemory_add")
+        links = format_html_join(
+            ", ",
+            '<a href="{}?{}">{}: {}</a>',
+            (
+                (changelist, urlencode({"user__user_id__exact": obj.pk, "lineage": lid}), lineage_label(lid, names), n)
+                for lid, n in sorted(counts.items())
+            ),
+        )
+        return format_html(
+            '{} <a class="addlink" href="{}?{}">add a memory</a>',
+            links or "none",
+            add,
+            urlencode({"user": obj.pk}),
+        )
+
+    def save_model(self, request: HttpRequest, obj: DiscordUser, form: forms.ModelForm, change: bool) -> None:
+        new_level = obj.privacy_level
+        if change and "privacy_level" in form.changed_data:
+            # The privacy change goes through the action (and whatever it invalidates); the rest saves here.
+            obj.privacy_level = form.initial["privacy_level"]
+            super().save_model(request, obj, form, change)
+            actions.set_privacy_level(obj, new_level)
+        else:
+            super().save_model(request, obj, form, change)
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
+        if formset.model is not PersonalMemory:
+            super().save_formset(request, form, formset, change)
+            return
+        for memory in formset.save(commit=False):
+            actions.update_personal_memory(memory, content=memory.content, tags=memory.tags)
+        for memory in formset.deleted_objects:
+            actions.delete_personal_memory(memory)
+
+    @admin.action(description="Forget selected users (delete their memories, reminders and prompt records)")
+    def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
+        if not self.has_delete_permission(request):
+            self.message_user(request, "You may not forget users.", messages.ERROR)
+            return None
+        if request.POST.get("confirm") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Forget these users?",
+                "users": list(queryset),
+                "opts": self.model._meta,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+            }
+            return TemplateResponse(request, "admin/personas/discorduser/forget_confirmation.html", context)
+        totals: dict[str, int] = {}
+        for user in queryset:
+            result = actions.forget_user(user.user_disc_id)
+            for key, value in result.as_dict().items():
+                if not isinstance(value, bool):
+                    totals[key] = totals.get(key, 0) + value
+        summary = ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in totals.items() if n)
+        self.message_user(request, f"Forgot {queryset.count()} user(s): {summary or 'nothing was stored'}.")
+        return None
+
+
+class PersonalMemoryForm(forms.ModelForm):
+    class Meta:
+        model = PersonalMemory
+        fields = ["user", "persona_lineage_id", "content", "tags"]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        if self.instance.pk is None and not self.errors:
+            try:
+                actions.check_new_personal_memory(data["user"], data["persona_lineage_id"], data["content"])
+            except actions.ActionError as exc:
+                raise ValidationError(str(exc)) from exc
+        return data
+
+
+@admin.register(PersonalMemory)
+class PersonalMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
+    form = PersonalMemoryForm
+    list_display = ["personal_memory_id", "memory", "user", "lineage", "tag_list", "created_at"]
+    list_display_links = ["personal_memory_id", "memory"]
+    list_select_related = ["user"]
+    list_filter = [LineageListFilter, "user__privacy_level"]
+    search_fields = ["content", "=user__user_disc_id", "user__username", "user__global_name"]
+    raw_id_fields = ["user"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    list_per_page = 50
+
+    def get_readonly_fields(self, request: HttpRequest, obj: PersonalMemory | None = None) -> list[str]:
+        return ["user", "persona_lineage_id", "created_at", "updated_at"] if obj is not None else []
+
+    @admin.display(description="memory")
+    def memory(self, obj: PersonalMemory) -> str:
+        return excerpt(obj.content)
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: PersonalMemory) -> str:
+        return ", ".join(str(t) for t in obj.tags or [])
+
+    def save_model(self, request: HttpRequest, obj: PersonalMemory, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            actions.update_personal_memory(obj, content=obj.content, tags=obj.tags)
+        else:
+            adopt(obj, actions.add_personal_memory(obj.user, obj.persona_lineage_id, obj.content, obj.tags))
+
+    def delete_model(self, request: HttpRequest, obj: PersonalMemory) -> None:
+        actions.delete_personal_memory(obj)
+
+
+@admin.register(UserPersonaNamingPreference)
+class NamingPreferenceAdmin(admin.ModelAdmin):
+    list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
+    list_select_related = ["user"]
+    list_filter = [LineageListFilter]
+    search_fields = ["=user__user_disc_id", "user__username", "nickname_override"]
+    raw_id_fields = ["user"]
+    show_full_result_count = False
+
+
+@admin.register(ServerMemory)
+class ServerMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
+    list_display = ["id", "memory", "server", "lineage", "persona", "user", "created_at"]
+    list_display_links = ["id", "memory"]
+    list_select_related = ["server", "persona", "user"]
+    list_filter = [LineageListFilter, ("server", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["content", "=server__server_disc_id"]
+    autocomplete_fields = ["server", "persona"]
+    raw_id_fields = ["user"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    list_per_page = 50
+
+    @admin.display(description="memory")
+    def memory(self, obj: ServerMemory) -> str:
+        return excerpt(obj.content)
+
+
+@admin.register(StatCounter)
+class StatCounterAdmin(admin.ModelAdmin):
+    """Read-only activity counters (D-16 ``has_server_activity``)."""
+
+    list_display = ["metric", "metric_key", "bucket", "count", "user", "server", "persona_lineage_id"]
+    list_select_related = ["user", "server"]
+    list_filter = ["metric", "server"]
+    search_fields = ["=user__user_disc_id"]
+    date_hierarchy = "bucket"
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+# --- reminders -------------------------------------------------------------------------------
+
+
+class ReminderKindFilter(admin.SimpleListFilter):
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        return [("human", "Reminder for a user"), ("self", "Persona self-task")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "human":
+            return queryset.filter(self_reminder=False)
+        if self.value() == "self":
+            return queryset.filter(self_reminder=True)
+        return queryset
+
+
+class PersonaOfServerForm(forms.ModelForm):
+    """Rows that name both a server and a persona must name a persona of that server."""
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        server, persona = data.get("server"), data.get("persona")
+        if server is not None and persona is not None and persona.server_id != server.pk:
+            raise ValidationError({"persona": f"{persona} is not a persona of {server}."})
+        return data
+
+
+@admin.register(Reminder)
+class ReminderAdmin(admin.ModelAdmin):
+    form = PersonaOfServerForm
+    list_display = [
+        "reminder_id",
+        "purpose",
+        "kind",
+        "target",
+        "server",
+        "persona",
+        "reminder_time",
+        "repetition_interval_hours",
+        "status",
+    ]
+    list_display_links = ["reminder_id", "purpose"]
+    list_select_related = ["server", "persona"]
+    list_filter = [
+        ReminderKindFilter,
+        "status",
+        ("server", admin.RelatedOnlyFieldListFilter),
+        ("persona", admin.RelatedOnlyFieldListFilter),
+    ]
+    search_fields = ["reminder_purpose", "=user_discord_id", "user_nickname"]
+    autocomplete_fields = ["server", "persona"]
+    raw_id_fields = ["created_by_user"]
+    date_hierarchy = "reminder_time"
+    show_full_result_count = False
+    actions = ["cancel_reminders"]
+
+    @admin.display(description="purpose")
+    def purpose(self, obj: Reminder) -> str:
+        return excerpt(obj.reminder_purpose)
+
+    @admin.display(description="kind", ordering="self_reminder")
+    def kind(self, obj: Reminder) -> str:
+        return "self-task" if obj.self_reminder else "reminder"
+
+    @admin.display(description="target", ordering="user_discord_id")
+    def target(self, obj: Reminder) -> str:
+        return f"{obj.user_nickname} ({obj.user_discord_id})" if obj.user_nickname else obj.user_discord_id
+
+    @admin.action(description="Cancel selected reminders", permissions=["change"])
+    def cancel_reminders(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
+        cancelled, refused = 0, 0
+        for reminder in queryset:
+            try:
+                actions.cancel_reminder(reminder)
+                cancelled += 1
+            except actions.ReminderNotCancellable:
+                refused += 1
+        self.message_user(request, f"Cancelled {cancelled} reminder(s).")
+        if refused:
+            self.message_user(request, f"{refused} had already fired and were left as they are.", messages.WARNING)
+
+
+# --- moderation ------------------------------------------------------------------------------
+
+
+@admin.register(PersonalizationBlacklist)
+class PersonalizationBlacklistAdmin(admin.ModelAdmin):
+    list_display = ["user_disc_id", "known_as", "server", "reason", "created_at"]
+    list_select_related = ["server"]
+    list_filter = ["server"]
+    search_fields = ["=user_disc_id", "reason"]
+    autocomplete_fields = ["server"]
+    show_full_result_count = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PersonalizationBlacklist]:
+        # Keyed by snowflake, not FK (data-model.md §4.7): the name comes from a subquery, not a join.
+        names = DiscordUser.objects.filter(user_disc_id=OuterRef("user_disc_id"))
+        return super().get_queryset(request).annotate(known_name=Subquery(names.values("username")[:1]))
+
+    @admin.display(description="username")
+    def known_as(self, obj: PersonalizationBlacklist) -> str:
+        return obj.known_name or "–"  # type: ignore[attr-defined]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: PersonalizationBlacklist | None = None) -> list[str]:
+        return ["server", "user_disc_id", "created_at"] if obj is not None else []
+
+    def save_model(
+        self, request: HttpRequest, obj: PersonalizationBlacklist, form: forms.ModelForm, change: bool
+    ) -> None:
+        adopt(obj, actions.add_to_blacklist(obj.server, obj.user_disc_id, obj.reason))
+
+    def delete_model(self, request: HttpRequest, obj: PersonalizationBlacklist) -> None:
+        actions.remove_from_blacklist(obj.server, obj.user_disc_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[PersonalizationBlacklist]) -> None:
+        for entry in queryset.select_related("server"):
+            actions.remove_from_blacklist(entry.server, entry.user_disc_id)
+
+
+class ActiveBlockFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        return [("active", "Active"), ("expired", "Expired")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "active":
+            return queryset.filter(expires_at__gt=timezone.now())
+        if self.value() == "expired":
+            return queryset.filter(expires_at__lte=timezone.now())
+        return queryset
+
+
+@admin.register(PersonaUserBlock)
+class PersonaUserBlockAdmin(admin.ModelAdmin):
+    form = PersonaOfServerForm
+    list_display = ["user_disc_id", "persona", "server", "block_type", "expires_at", "is_active", "reason"]
+    list_select_related = ["server", "persona"]
+    list_filter = [ActiveBlockFilter, "block_type", "server"]
+    search_fields = ["=user_disc_id", "reason", "persona__persona_nickname"]
+    autocomplete_fields = ["server", "persona"]
+    date_hierarchy = "expires_at"
+    show_full_result_count = False
+
+    @admin.display(description="active", boolean=True)
+    def is_active(self, obj: PersonaUserBlock) -> bool:
+        return obj.expires_at > timezone.now()
