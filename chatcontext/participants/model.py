@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from chatcontext.types import PersonaInfo, SimplifiedMessage
+
 KeyKind = Literal["discord_user", "persona", "webhook", "matrix_user", "bot"]
 
 Purpose = Literal["input_reference", "output_mention", "tool_target", "copied_identity", "persona_trigger"]
@@ -159,6 +161,26 @@ class PublicPersonaProfile:
     persona_name: str
     attributes: tuple[str, ...]
     image_appearance_tags: tuple[str, ...]
+
+
+SyntheticUser = dict[str, str]  # U-4: {"display_name": label, "type": "persona" | "webhook"}
+
+
+@dataclass
+class PreparationInput:
+    """§1.1: everything discovery reads. Deep-copied before use (C-02); no routing state (D-35)."""
+
+    guild_id: str
+    simplified_history: list[SimplifiedMessage] = field(default_factory=list)
+    personas: list[PersonaInfo] = field(default_factory=list)
+    active_persona: PersonaInfo | None = None
+    visible_user_ids: list[str] = field(default_factory=list)
+    synthetic_users: dict[str, SyntheticUser] = field(default_factory=dict)
+    matrix_users: dict[str, str] = field(default_factory=dict)
+    responder_persona_ids: list[int] = field(default_factory=list)
+    server_id: int | None = None  # database id of the server, for the D-16 candidate read
+    bot_user_id: str | None = None
+    is_user_impersonation: bool = False
 
 
 @dataclass

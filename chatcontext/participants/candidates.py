@@ -1,0 +1,166 @@
+"""The candidate-row read of shared reference discovery (participants.md D-16) and the eligibility
+policy v1 (D-17).
+
+``load_candidate_rows`` is the one repository read of discovery: a single SQL query whatever the
+number of candidate ids, returning ``UserRow`` value objects plus their evidence flags. Discovery
+takes any ``CandidateSource`` so tests can count reads or make them fail (C-06).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Exists, IntegerField, OuterRef, Q, Value
+from django.db.models.functions import Length, Lower, StrIndex, Trim
+
+from chatcontext.participants.model import normalize_alias
+from chatcontext.repository import ms_to_datetime, user_row
+from chatcontext.types import PrivacyLevel, UserRow
+from personas import models as m
+
+ACTIVITY_METRICS = ("message_sent", "command_used")
+
+# Every character Python's ``str.split()``/``\s`` treats as whitespace except the plain space: a saved
+# nickname containing one normalizes differently from its SQL ``LOWER(TRIM(..))``, so such rows are
+# pre-selected and decided in Python.
+_NON_SPACE_WHITESPACE = "\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    """D-16 inputs. ``history_text`` is the D-10 text (raw, not normalized)."""
+
+    server_id: int | None
+    candidate_ids: tuple[str, ...]
+    history_text: str
+    now_ms: int
+
+
+@dataclass(frozen=True)
+class CandidateEvidence:
+    """D-16 evidence flags of one row."""
+
+    has_server_activity: bool = False
+    has_personal_memories: bool = False
+    has_pending_tasks: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.has_server_activity or self.has_personal_memories or self.has_pending_tasks
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    row: UserRow
+    evidence: CandidateEvidence
+
+
+CandidateSource = Callable[[CandidateQuery], list[CandidateRow]]
+
+
+def normalize_history_text(text: str) -> str:
+    """D-16: lower-case, whitespace runs collapsed (the saved-nickname substring haystack)."""
+    return " ".join(text.lower().split())
+
+
+def _nickname_hit(nickname: str | None, haystack: str) -> bool:
+    needle = normalize_alias(nickname or "")
+    return bool(needle) and needle in haystack
+
+
+def _nickname_prefilter(haystack: str) -> Q:
+    """A SQL superset of "normalized saved nickname is a substring of ``haystack``".
+
+    ``LOWER(TRIM(nick))`` equals the D-05 normalization unless the nickname holds an `@`, a whitespace
+    run or non-space whitespace; those rows are selected too and decided exactly in Python. SQLite's
+    LOWER folds only ASCII, so there non-ASCII nicknames are also left to Python.
+    """
+    uncertain = (
+        Q(user_nickname__contains="@")
+        | Q(user_nickname__contains="  ")
+        | Q(user_nickname__regex=f"[{_NON_SPACE_WHITESPACE}]")
+    )
+    if connection.vendor == "sqlite":
+        uncertain |= Q(user_nickname__regex=r"[^\x00-\x7f]")
+    return Q(nick_length__gt=0) & (Q(nick_position__gt=0) | uncertain)
+
+
+def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
+    """D-16: users whose id is a candidate id, OR with message/command activity in this server, OR
+    whose normalized saved nickname occurs in the normalized history text — one SQL query, each row
+    annotated with its evidence (memories in any lineage; a reminder targeting or created by the user
+    that is still due)."""
+    haystack = normalize_history_text(query.history_text)
+    now = ms_to_datetime(query.now_ms)
+    activity: Exists | Value = Value(False)
+    if query.server_id is not None:
+        activity = Exists(
+            m.StatCounter.objects.filter(
+                server_id=query.server_id, user_id=OuterRef("pk"), metric__in=ACTIVITY_METRICS, count__gt=0
+            )
+        )
+    memories = Exists(m.PersonalMemory.objects.filter(user_id=OuterRef("pk")))
+    tasks = Exists(
+        m.Reminder.objects.filter(
+            Q(user_discord_id=OuterRef("user_disc_id")) | Q(created_by_user_id=OuterRef("pk")),
+            reminder_time__gt=now,
+        )
+    )
+    wanted = Q(user_disc_id__in=sorted(set(query.candidate_ids)))
+    if query.server_id is not None:
+        wanted |= Q(has_server_activity=True)
+    if haystack:
+        wanted |= _nickname_prefilter(haystack)
+    users = (
+        m.DiscordUser.objects.annotate(
+            has_server_activity=activity,
+            has_personal_memories=memories,
+            has_pending_tasks=tasks,
+            nick_length=Length(Trim("user_nickname")),
+            nick_position=StrIndex(Value(haystack), Lower(Trim("user_nickname")), output_field=IntegerField()),
+        )
+        .filter(wanted)
+        .order_by("user_disc_id")
+    )
+    candidate_ids = set(query.candidate_ids)
+    rows: list[CandidateRow] = []
+    for user in users:
+        if not (
+            user.user_disc_id in candidate_ids
+            or user.has_server_activity
+            or _nickname_hit(user.user_nickname, haystack)
+        ):
+            continue  # selected only by the SQL superset of the nickname clause
+        rows.append(
+            CandidateRow(
+                user_row(user),
+                CandidateEvidence(
+                    has_server_activity=bool(user.has_server_activity),
+                    has_personal_memories=bool(user.has_personal_memories),
+                    has_pending_tasks=bool(user.has_pending_tasks),
+                ),
+            )
+        )
+    return rows
+
+
+def _blank(value: str | None) -> bool:
+    return not (value or "").strip()
+
+
+def is_eligible(candidate: CandidateRow) -> bool:
+    """D-17 eligibility policy v1. Registration language and an otherwise default row never qualify."""
+    row = candidate.row
+    return (
+        candidate.evidence.any
+        or row.shortterm_cache_crossserver_opt_in
+        or any(not _blank(tag) for tag in row.physical_appearance_tags)
+        or not _blank(row.nai_char_ref_url)
+        or not _blank(row.impersonation_prompt)
+        or row.personal_dtm != "follow"
+        or row.personal_deliberate_tool_mode != "follow"
+        or row.timezone_offset is not None
+        or row.privacy_level != PrivacyLevel.MINIMAL
+    )
