@@ -1,0 +1,30 @@
+"""Periodic Celery tasks of the personas app; the logic lives in reminders_service and retention.
+
+Schedules are rows of ``django_celery_beat`` (created by migration 0004, editable in the admin).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from celery import shared_task
+
+from personas import reminders_service, retention
+
+
+@shared_task(name="personas.tasks.fire_due_reminders", ignore_result=True, time_limit=300)
+def fire_due_reminders() -> dict[str, int]:
+    """One beat tick: deliver each due reminder once through the bot's channel-layer group.
+
+    No soft time limit: interrupting a delivery half-way would turn a claimed reminder into a lost
+    one; overlapping ticks are safe because every row is claimed by exactly one of them.
+    """
+    report = reminders_service.fire_due_reminders(reminders_service.ChannelLayerDispatcher())
+    return asdict(report)
+
+
+@shared_task(name="personas.tasks.prune_prompt_records", soft_time_limit=1800, time_limit=1900)
+def prune_prompt_records() -> dict[str, Any]:
+    """Daily: delete prompt records older than each server's retention."""
+    return asdict(retention.prune_prompt_records())
