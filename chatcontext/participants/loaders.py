@@ -1,0 +1,245 @@
+"""Hydration dependencies (participants.md H-02), batched: one query per kind of row for the whole turn.
+
+``HydrationDeps`` is the replaceable seam hydration reads through. Every SQL read takes all
+participants at once, so hydrating 2 or 200 participants costs the same number of queries; Discord
+reads (members, plain users, channel and role names) go through the transport, one targeted call
+per id (cached member first), never the full member list.
+
+Failure semantics are the caller's (H-06): a batched privacy or blacklist read reports unreadable ids
+in ``BatchRead.failed`` (or raises, which fails every requested id) and hydration then treats those
+participants — and only those — as FULL / blacklisted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from django.db.models import Q
+
+from chatcontext.participants.naming import NamingPreference
+from chatcontext.repository import datetime_to_ms, ms_to_datetime, user_row
+from chatcontext.transport import ChatTransport, TransportError
+from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
+from personas import models as m
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BatchRead(Generic[T]):
+    """Values of a batched read; ids in ``failed`` could not be read (absent ids simply have no row)."""
+
+    values: Mapping[str, T] = field(default_factory=dict)
+    failed: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ReminderQuery:
+    """One read for H-15 (human reminders) and H-21 (persona self-tasks) together.
+
+    ``bot_user_id`` is None when self-tasks are not wanted (impersonation, unknown bot id). A
+    ``persona_id`` of None loads nothing ([DES] H-15: the reference would return every reminder).
+    """
+
+    server_id: int | None
+    human_ids: tuple[str, ...]
+    persona_id: int | None
+    include_unassigned: bool
+    bot_user_id: str | None
+    now_ms: int
+
+
+class HydrationDeps(Protocol):
+    """H-02 dependency object. Each method is one batched read (SQL) or one targeted Discord read."""
+
+    @property
+    def guild_available(self) -> bool: ...
+
+    @property
+    def presence_intent(self) -> bool: ...
+
+    def load_user_rows(self, disc_ids: Sequence[str]) -> dict[str, UserRow]: ...
+
+    def register_users(self, members: Sequence[MemberInfo], language: str) -> dict[str, UserRow]: ...
+
+    def load_privacy_levels(self, disc_ids: Sequence[str]) -> BatchRead[int]: ...
+
+    def load_blacklisted(self, server_id: int | None, disc_ids: Sequence[str]) -> BatchRead[bool]: ...
+
+    def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]: ...
+
+    def load_reminders(self, query: ReminderQuery) -> list[ReminderRow]: ...
+
+    def load_naming_preferences(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], NamingPreference]: ...
+
+    def load_member(self, disc_id: str) -> MemberInfo | None: ...
+
+    def load_fallback_user(self, disc_id: str) -> Author | None: ...
+
+    def channel_label(self, channel_id: str) -> str | None: ...
+
+    def role_name(self, role_id: str) -> str | None: ...
+
+
+def _memory_row(memory: m.PersonalMemory) -> MemoryRow | None:
+    tags = memory.tags if isinstance(memory.tags, list) else None
+    if tags is None or not isinstance(memory.content, str):
+        return None  # data-model §2.11: invalid rows are skipped
+    return MemoryRow(
+        personal_memory_id=memory.personal_memory_id,
+        user_id=memory.user_id,
+        persona_lineage_id=memory.persona_lineage_id,
+        content=memory.content,
+        tags=tuple(str(t) for t in tags),
+        created_at_ms=datetime_to_ms(memory.created_at),
+    )
+
+
+def _reminder_row(reminder: m.Reminder) -> ReminderRow:
+    return ReminderRow(
+        reminder_id=reminder.reminder_id,
+        user_discord_id=reminder.user_discord_id,
+        reminder_purpose=reminder.reminder_purpose,
+        reminder_time_ms=datetime_to_ms(reminder.reminder_time),
+        channel_disc_id=reminder.channel_disc_id,
+        persona_id=reminder.persona_id,
+        self_reminder=reminder.self_reminder,
+        repetition_interval_hours=reminder.repetition_interval_hours,
+        created_by_user_id=reminder.created_by_user_id,
+    )
+
+
+def _ids(values: Iterable[str]) -> list[str]:
+    return sorted(set(values))
+
+
+class DatabaseHydrationDeps:
+    """The production ``HydrationDeps``: the ORM for rows, the chat transport for Discord."""
+
+    def __init__(self, transport: ChatTransport) -> None:
+        self._transport = transport
+
+    @property
+    def guild_available(self) -> bool:
+        return self._transport.guild_available
+
+    @property
+    def presence_intent(self) -> bool:
+        return self._transport.presence_intent
+
+    def load_user_rows(self, disc_ids: Sequence[str]) -> dict[str, UserRow]:
+        ids = _ids(disc_ids)
+        if not ids:
+            return {}
+        return {u.user_disc_id: user_row(u) for u in m.DiscordUser.objects.filter(user_disc_id__in=ids)}
+
+    def register_users(self, members: Sequence[MemberInfo], language: str) -> dict[str, UserRow]:
+        """H-04 registration in one insert plus one read-back; never sets a saved nickname.
+
+        ``ignore_conflicts`` keeps a concurrent registration of the same user harmless; the read-back
+        returns whichever row won.
+        """
+        if not members:
+            return {}
+        m.DiscordUser.objects.bulk_create(
+            [
+                m.DiscordUser(
+                    user_disc_id=member.user_disc_id,
+                    username=member.username or member.effective_display_name,
+                    global_name=member.global_name,
+                    language_pref=language,
+                )
+                for member in members
+            ],
+            ignore_conflicts=True,
+        )
+        return self.load_user_rows([member.user_disc_id for member in members])
+
+    def load_privacy_levels(self, disc_ids: Sequence[str]) -> BatchRead[int]:
+        ids = _ids(disc_ids)
+        if not ids:
+            return BatchRead()
+        rows = m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list("user_disc_id", "privacy_level")
+        return BatchRead(dict(rows))
+
+    def load_blacklisted(self, server_id: int | None, disc_ids: Sequence[str]) -> BatchRead[bool]:
+        ids = _ids(disc_ids)
+        if server_id is None or not ids:
+            return BatchRead()
+        listed = m.PersonalizationBlacklist.objects.filter(server_id=server_id, user_disc_id__in=ids).values_list(
+            "user_disc_id", flat=True
+        )
+        return BatchRead(dict.fromkeys(listed, True))
+
+    def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]:
+        """H-14 step 1 for every user at once: lineage rows plus lineage 0, newest first."""
+        ids = sorted(set(user_ids))
+        if not ids:
+            return {}
+        lineages = sorted({lineage_id, 0})
+        memories = m.PersonalMemory.objects.filter(user_id__in=ids, persona_lineage_id__in=lineages).order_by(
+            "-created_at", "-personal_memory_id"
+        )
+        grouped: dict[int, list[MemoryRow]] = {}
+        for memory in memories:
+            row = _memory_row(memory)
+            if row is not None:
+                grouped.setdefault(row.user_id, []).append(row)
+        return grouped
+
+    def load_reminders(self, query: ReminderQuery) -> list[ReminderRow]:
+        """H-15 and H-21 in one read: pending rows of this server for the humans and the bot."""
+        if query.server_id is None or query.persona_id is None or not (query.human_ids or query.bot_user_id):
+            return []
+        human_persona = Q(persona_id=query.persona_id)
+        if query.include_unassigned:
+            human_persona |= Q(persona__isnull=True)
+        wanted = Q(user_discord_id__in=_ids(query.human_ids)) & human_persona
+        if query.bot_user_id:
+            wanted |= Q(user_discord_id=query.bot_user_id, self_reminder=True, persona_id=query.persona_id)
+        rows = m.Reminder.objects.filter(
+            wanted,
+            server_id=query.server_id,
+            status=m.Reminder.Status.PENDING,
+            reminder_time__gt=ms_to_datetime(query.now_ms),
+        ).order_by("reminder_time", "reminder_id")
+        return [_reminder_row(r) for r in rows]
+
+    def load_naming_preferences(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], NamingPreference]:
+        """Data-model §2.10: every (user, lineage) pair of the turn in one read."""
+        wanted = set(pairs)
+        if not wanted:
+            return {}
+        user_ids = sorted({user_id for user_id, _ in wanted})
+        lineages = sorted({lineage for _, lineage in wanted})
+        rows = m.UserPersonaNamingPreference.objects.filter(user_id__in=user_ids, persona_lineage_id__in=lineages)
+        found: dict[tuple[int, int], NamingPreference] = {}
+        for row in rows:
+            pair = (row.user_id, row.persona_lineage_id)
+            if pair in wanted:
+                found[pair] = NamingPreference(
+                    row.user_id, row.persona_lineage_id, row.nickname_override, row.prefix_override, row.suffix_override
+                )
+        return found
+
+    def load_member(self, disc_id: str) -> MemberInfo | None:
+        """D-18/H-04: the cached member, else one targeted fetch of that id."""
+        cached = self._transport.get_cached_member(disc_id)
+        return cached if cached is not None else self._transport.fetch_member(disc_id)
+
+    def load_fallback_user(self, disc_id: str) -> Author | None:
+        return self._transport.fetch_user(disc_id)
+
+    def channel_label(self, channel_id: str) -> str | None:
+        try:
+            return self._transport.channel_label(channel_id)
+        except TransportError:
+            return None
+
+    def role_name(self, role_id: str) -> str | None:
+        try:
+            return self._transport.role_name(role_id)
+        except TransportError:
+            return None

@@ -1,0 +1,173 @@
+"""Mention conversion of participant texts (participants.md R-14, P-07).
+
+``convert_mentions`` is pure: it reads a ``MentionDirectory`` snapshot. ``extend_directory`` is the
+imperative edge that fills the directory for ids found in texts (one targeted Discord read per
+unknown id; no SQL). Texts are converted in a single regex pass so a replacement (a nickname that
+happens to read ``{bot}``) is never converted again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import regex
+
+from chatcontext.types import MemberInfo
+
+logger = logging.getLogger(__name__)
+
+_PLACEHOLDER_NAMES = r"bot|char|user_formatted|user_term|user"
+_TOKENS = regex.compile(
+    r"(?P<link>https?://(?:(?:ptb|canary|www)\.)?discord(?:app)?\.com/channels/(?:\d+|@me)/(?P<link_id>\d+))(?![\d/])"
+    r"|<@&(?P<role>\d+)>"
+    r"|<@!?(?P<user>\d+)>"
+    r"|<#(?P<channel>\d+)>"
+    rf"|\{{\{{(?P<double>{_PLACEHOLDER_NAMES})\}}\}}"
+    rf"|\{{(?P<single>{_PLACEHOLDER_NAMES})\}}",
+    regex.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class MentionTarget:
+    """What a `<@id>` may become. ``saved_nickname`` is set only when P-02 allows its use (P-07)."""
+
+    saved_nickname: str | None = None
+    server_nickname: str | None = None
+    username: str | None = None
+
+
+@dataclass
+class MentionDirectory:
+    """Snapshot of names for one turn's conversions (ids → labels)."""
+
+    bot_user_id: str | None = None
+    bot_display_name: str | None = None
+    users: dict[str, MentionTarget] = field(default_factory=dict)
+    channels: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    # Ids already looked up without a result, so a second extension does not ask again.
+    unknown: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Placeholders:
+    """R-14 bindings of `{bot}`/`{char}`, `{user}`, `{user_formatted}`, `{user_term}`."""
+
+    bot_name: str
+    user_name: str = "User"
+    user_formatted: str | None = None
+    user_term: str | None = None
+
+    def value(self, name: str) -> str:
+        name = name.lower()
+        if name in {"bot", "char"}:
+            return self.bot_name
+        if name == "user_formatted":
+            return self.user_formatted or self.user_name
+        if name == "user_term":
+            return self.user_term or self.user_formatted or self.user_name
+        return self.user_name
+
+
+def _user_label(user_id: str, directory: MentionDirectory, bot_name: str, personalization_enabled: bool) -> str | None:
+    if directory.bot_user_id and user_id == directory.bot_user_id:
+        return directory.bot_display_name or bot_name
+    target = directory.users.get(user_id)
+    if target is None:
+        return None
+    if personalization_enabled and target.saved_nickname:
+        return target.saved_nickname
+    return target.server_nickname or target.username
+
+
+def convert_mentions(
+    text: str,
+    triggerer_name: str | None,
+    bot_name: str,
+    personalization_enabled: bool,
+    *,
+    directory: MentionDirectory,
+    triggerer_formatted_name: str | None = None,
+    triggerer_address_term: str | None = None,
+) -> str:
+    """R-14: permalinks → `<#id>` (then its label), `<@id>` → bot / saved nickname (P-07) / server
+    nickname / username, `<#id>` → channel label, `<@&id>` → `@Role`, placeholders → bindings.
+
+    Unknown ids keep their token. Text without any token is returned unchanged.
+    """
+    placeholders = Placeholders(bot_name, triggerer_name or "User", triggerer_formatted_name, triggerer_address_term)
+
+    def replace(match: regex.Match[str]) -> str:
+        if match.group("link") is not None:
+            channel_id = match.group("link_id")
+            return directory.channels.get(channel_id, f"<#{channel_id}>")
+        if match.group("role") is not None:
+            name = directory.roles.get(match.group("role"))
+            return f"@{name}" if name else match.group(0)
+        if match.group("user") is not None:
+            label = _user_label(match.group("user"), directory, bot_name, personalization_enabled)
+            return label if label else match.group(0)
+        if match.group("channel") is not None:
+            return directory.channels.get(match.group("channel"), match.group(0))
+        return placeholders.value(match.group("double") or match.group("single"))
+
+    return _TOKENS.sub(replace, text)
+
+
+def mention_ids(texts: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
+    """User, channel and role ids referenced by mention tokens or permalinks in ``texts``."""
+    users: set[str] = set()
+    channels: set[str] = set()
+    roles: set[str] = set()
+    for text in texts:
+        for match in _TOKENS.finditer(text):
+            if match.group("user"):
+                users.add(match.group("user"))
+            elif match.group("channel") or match.group("link_id"):
+                channels.add(match.group("channel") or match.group("link_id"))
+            elif match.group("role"):
+                roles.add(match.group("role"))
+    return users, channels, roles
+
+
+class MentionLookups(Protocol):
+    def load_member(self, disc_id: str) -> MemberInfo | None: ...
+
+    def channel_label(self, channel_id: str) -> str | None: ...
+
+    def role_name(self, role_id: str) -> str | None: ...
+
+
+def extend_directory(directory: MentionDirectory, texts: Iterable[str], lookups: MentionLookups) -> None:
+    """Resolve ids of ``texts`` the directory does not know yet (Discord reads only, no SQL).
+
+    A user who is not a hydrated participant gets live names only: without the privacy and
+    blacklist reads of hydration, a saved nickname cannot be proven allowed ([DES] P-07 fail closed).
+    """
+    users, channels, roles = mention_ids(texts)
+    for user_id in sorted(users - directory.users.keys() - directory.unknown - {directory.bot_user_id or ""}):
+        try:
+            member = lookups.load_member(user_id)
+        except Exception:  # a failed optional name lookup keeps the raw token
+            logger.warning("participant mention lookup failed", exc_info=True)
+            member = None
+        if member is None:
+            directory.unknown.add(user_id)
+            continue
+        directory.users[user_id] = MentionTarget(None, member.nickname or None, member.username or None)
+    for channel_id in sorted(channels - directory.channels.keys() - directory.unknown):
+        label = lookups.channel_label(channel_id)
+        if label:
+            directory.channels[channel_id] = label
+        else:
+            directory.unknown.add(channel_id)
+    for role_id in sorted(roles - directory.roles.keys() - directory.unknown):
+        name = lookups.role_name(role_id)
+        if name:
+            directory.roles[role_id] = name
+        else:
+            directory.unknown.add(role_id)
