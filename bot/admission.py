@@ -1,0 +1,129 @@
+"""Admission: is a Discord message a trigger, and for which personas (issue 6).
+
+Pure functions over value objects; ``bot.exts.chat`` gathers the facts (mentions, the replied-to
+message, the author's privacy level and active blocks) and calls ``admit``.
+
+- Never admitted: the bot's own messages, any webhook message (ours are persona replies, others are
+  integrations) and other bots — so personas never answer each other in a loop.
+- Triggers: a DM, a mention of the bot, a reply to a persona's message (the bot's own or an alter's
+  webhook message), or a persona trigger word (data-model.md §2.7 single-owner words, matched with
+  participants.md D-12). Deliberate Trigger Mode turns trigger words off for routing.
+- A privacy-FULL user cannot trigger (participants.md P-01). An active ``mute`` or ``block`` row
+  stops that user triggering that persona. The personalization blacklist does not stop triggering:
+  it only withholds memories and saved names.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chatcontext.participants.triggers import triggered_personas
+from chatcontext.types import DiscordMessage, PersonaInfo, PrivacyLevel
+
+# Message types a person can type; joins, pins, boosts and the like never trigger.
+TRIGGERABLE_TYPES = frozenset({"default", "reply"})
+
+
+class Skip(enum.StrEnum):
+    OWN_MESSAGE = "own_message"
+    WEBHOOK = "webhook"
+    BOT_AUTHOR = "bot_author"
+    SYSTEM_MESSAGE = "system_message"
+    NOT_TRIGGERED = "not_triggered"
+    PRIVACY_FULL = "privacy_full"
+    BLOCKED = "blocked"
+
+
+@dataclass(frozen=True)
+class TriggerSignals:
+    """What the message itself says about who is addressed, before any database read."""
+
+    is_dm: bool = False
+    mentions_bot: bool = False
+    # The persona whose message this one replies to (the bot's own or our alter webhook's), if any.
+    replied_persona_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Admission:
+    personas: tuple[PersonaInfo, ...] = ()
+    skip: Skip | None = None
+
+    @property
+    def admitted(self) -> bool:
+        return self.skip is None
+
+
+def screen(message: DiscordMessage, bot_user_id: str) -> Skip | None:
+    """The checks that need no I/O: who wrote the message and what kind it is."""
+    if message.author.id == bot_user_id:
+        return Skip.OWN_MESSAGE
+    if message.webhook_id:
+        return Skip.WEBHOOK
+    if message.author.bot:
+        return Skip.BOT_AUTHOR
+    if message.type not in TRIGGERABLE_TYPES:
+        return Skip.SYSTEM_MESSAGE
+    return None
+
+
+def select_responders(
+    personas: Sequence[PersonaInfo], signals: TriggerSignals, content: str, *, deliberate_trigger_mode: bool
+) -> list[PersonaInfo]:
+    """Which personas answer, in catalog order (main persona first, then alters by id).
+
+    DMs and mentions address the main persona; a reply addresses the persona replied to; trigger
+    words address every persona owning a matching word. [DES] Deliberate Trigger Mode keeps only
+    the explicit signals (mention, reply, DM), as participants.md T-13 expects of the turn plan.
+    """
+    chosen: set[int | None] = set()
+    main = next((p for p in personas if not p.is_alter), None)
+    if main is not None and (signals.is_dm or signals.mentions_bot):
+        chosen.add(main.persona_id)
+    if signals.replied_persona_id is not None:
+        chosen.add(signals.replied_persona_id)
+    if not deliberate_trigger_mode and not signals.is_dm:
+        chosen.update(p.persona_id for p in triggered_personas(personas, content))
+    return [p for p in personas if p.persona_id in chosen]
+
+
+def admit(
+    message: DiscordMessage,
+    signals: TriggerSignals,
+    personas: Sequence[PersonaInfo],
+    *,
+    privacy_level: int,
+    blocked_persona_ids: frozenset[int],
+    deliberate_trigger_mode: bool,
+) -> Admission:
+    """The decision for one message already past ``screen``.
+
+    ``blocked_persona_ids`` are the personas with an active mute or block row for the author.
+    """
+    responders = select_responders(personas, signals, message.content, deliberate_trigger_mode=deliberate_trigger_mode)
+    if not responders:
+        return Admission(skip=Skip.NOT_TRIGGERED)
+    if privacy_level == PrivacyLevel.FULL:
+        return Admission(skip=Skip.PRIVACY_FULL)
+    allowed = tuple(p for p in responders if p.persona_id not in blocked_persona_ids)
+    return Admission(personas=allowed) if allowed else Admission(skip=Skip.BLOCKED)
+
+
+def normalize_persona_name(name: str) -> str:
+    """BC3-10 name comparison: trim, drop a leading ``@``, collapse spaces, lowercase."""
+    return " ".join(name.strip().removeprefix("@").split()).lower()
+
+
+def persona_for_webhook_name(personas: Sequence[PersonaInfo], username: str) -> PersonaInfo | None:
+    """The persona an alter webhook message was sent as; sprite labels ``Name (sprite)`` included."""
+    wanted = normalize_persona_name(username)
+    candidates = [wanted]
+    if wanted.endswith(")") and " (" in wanted:
+        candidates.append(wanted.rsplit(" (", 1)[0])
+    for candidate in candidates:
+        for persona in personas:
+            if normalize_persona_name(persona.persona_nickname) == candidate:
+                return persona
+    return None
