@@ -469,6 +469,8 @@ class StreamingContext:
     reply_notice_state: ReplyNoticeState | None = None
     deliberate_tool_allowed_names: list[str] | None = None
     end_turn_after_tools: list[str] | None = None
+    # The turn's chatcontext.idmap.MessageIdMap (BC5-03), shared with tools; Any to avoid an import cycle.
+    message_id_map: Any = None
 
 
 # ---------------------------------------------------------------------------------------------
