@@ -1,0 +1,553 @@
+"""Turn snapshots (turn-snapshot.md): validation, parsing into value objects, and loading rows.
+
+A snapshot is one JSON document holding everything one persona turn needs. This module
+
+- validates it against ``schemas/turn-snapshot.schema.json`` and the cross-references the schema
+  cannot express, raising ``SnapshotError`` whose text is ONE line naming the offending path
+  (``messages[3].author.id: required``; turn-snapshot.md §3);
+- parses its Discord-shaped parts into ``chatcontext.types`` (messages, members);
+- writes its database-shaped parts (server, settings, personas, users, memories, reminders,
+  blacklist, blocks) with ``load_snapshot_rows`` so the ordinary batched loaders read them. Callers
+  run that inside ``transaction.atomic()`` and roll back (``chatcontext.replay`` does it on a
+  private scratch database);
+- builds the ``ChatTurn``, the in-memory transport and the preloaded transcript cache of a turn.
+
+Deterministic by construction: no clock (``now_ms`` comes from the document), no randomness, and
+rows are written in document order.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from chatcontext import repository
+from chatcontext.types import (
+    Activity,
+    Attachment,
+    Author,
+    DiscordMessage,
+    Embed,
+    EmbedField,
+    EmbedMedia,
+    ForwardSnapshot,
+    JSONDict,
+    MemberInfo,
+    MessageReference,
+    Reaction,
+    ReactionEmoji,
+    Role,
+    StickerRef,
+)
+from chatcontext.voice_cache import MemoryTranscriptCache
+from personas import models as m
+
+FORMAT = "tomori-turn-snapshot/1"
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "turn-snapshot.schema.json"
+ROOT_PATH = "$"
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be replayed; ``str()`` is one line: ``{path}: {problem}``."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path or ROOT_PATH
+        self.problem = " ".join(problem.split())
+        super().__init__(f"{self.path}: {self.problem}")
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON and schema validation
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def schema() -> JSONDict:
+    loaded: JSONDict = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    Draft202012Validator.check_schema(schema())
+    return Draft202012Validator(schema())
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> JSONDict:
+    # json.loads keeps the last of two equal keys; a silent overwrite would change the turn (§1).
+    seen: JSONDict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise SnapshotError(ROOT_PATH, f"duplicate key {json.dumps(key)} in one object")
+        seen[key] = value
+    return seen
+
+
+def _reject_constant(name: str) -> None:
+    raise SnapshotError(ROOT_PATH, f"{name} is not valid JSON")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """The JSON value of ``text``; malformed input → SnapshotError naming line and column."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SnapshotError(ROOT_PATH, f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(ROOT_PATH, f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def format_path(parts: Iterable[str | int]) -> str:
+    """``["messages", 3, "author", "id"]`` → ``messages[3].author.id``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or ROOT_PATH
+
+
+_PATTERN_PHRASES = {
+    "^[0-9]+$": "must be a string of digits (a Discord id)",
+    "^([0-9]+|@[^:\\s]+:\\S+)$": "must be a Discord id (digits) or a Matrix id (@user:host)",
+}
+
+
+def _type_names(value: Any) -> str:
+    names = value if isinstance(value, list) else [value]
+    return " or ".join(str(n) for n in names)
+
+
+def _describe(error: ValidationError, *, nullable: bool = False) -> tuple[list[str | int], str]:
+    path: list[str | int] = list(error.absolute_path)
+    kind = error.validator
+    value = error.validator_value
+    or_null = " or null" if nullable else ""
+    if kind == "anyOf" and error.context:
+        # Optional keys are `anyOf: [X, null]`: report what is wrong against X, not against null.
+        branches = [c for c in error.context if not (c.validator == "type" and c.validator_value == "null")]
+        if branches:
+            return _describe(best_match(branches), nullable=True)
+    if kind == "required":
+        missing = sorted(set(value) - set(error.instance))
+        return [*path, missing[0] if missing else "?"], "required"
+    if kind == "additionalProperties":
+        allowed = set(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - allowed)
+        return [*path, extra[0] if extra else "?"], "unknown key"
+    if kind == "type":
+        return path, f"expected {_type_names(value)}{or_null}"
+    if kind == "const":
+        return path, f"must be {json.dumps(value)}"
+    if kind == "enum":
+        return path, "must be one of " + ", ".join(json.dumps(v) for v in value) + or_null
+    if kind == "pattern":
+        return path, _PATTERN_PHRASES.get(str(value), f"must match {value}")
+    if kind == "minimum":
+        return path, f"must be at least {value}"
+    if kind == "maximum":
+        return path, f"must be at most {value}"
+    if kind in ("minItems", "minLength"):
+        return path, "must not be empty"
+    if kind == "multipleOf":
+        return path, f"must be a multiple of {value}"
+    return path, error.message
+
+
+def validate_schema(doc: Any) -> None:
+    """Raise SnapshotError for the most relevant schema violation of ``doc``, if any."""
+    error = best_match(_validator().iter_errors(doc))
+    if error is not None:
+        path, problem = _describe(error)
+        raise SnapshotError(format_path(path), problem)
+
+
+def _check_unique(items: Sequence[JSONDict], field: str, where: str, what: str, *, fold: bool = False) -> None:
+    seen: set[Any] = set()
+    for i, item in enumerate(items):
+        value = item.get(field)
+        key = value.strip().lower() if fold and isinstance(value, str) else value
+        if key in seen:
+            raise SnapshotError(f"{where}[{i}].{field}", f"duplicate {what} {json.dumps(value)}")
+        seen.add(key)
+
+
+def _items(doc: Mapping[str, Any], key: str) -> list[JSONDict]:
+    return list(doc.get(key) or [])
+
+
+def check_references(doc: Mapping[str, Any]) -> None:
+    """Cross-references the schema cannot express: persona keys, the trigger message, owners of
+    memories and transcripts, and the uniqueness the database enforces (turn-snapshot.md §3)."""
+    personas = _items(doc, "personas")
+    _check_unique(personas, "key", "personas", "persona key")
+    _check_unique(personas, "persona_nickname", "personas", "persona nickname", fold=True)
+    mains = [i for i, p in enumerate(personas) if not p["is_alter"]]
+    if len(mains) > 1:
+        raise SnapshotError(f"personas[{mains[1]}].is_alter", "a server has exactly one main persona")
+    keys = {p["key"] for p in personas}
+
+    def known_key(path: str, key: str | None) -> None:
+        if key is not None and key not in keys:
+            raise SnapshotError(path, f"unknown persona key {json.dumps(key)}")
+
+    turn = doc["turn"]
+    known_key("turn.persona_key", turn["persona_key"])
+    for i, key in enumerate(turn.get("co_responder_keys") or []):
+        known_key(f"turn.co_responder_keys[{i}]", key)
+    for i, reminder in enumerate(_items(doc, "reminders")):
+        known_key(f"reminders[{i}].persona_key", reminder.get("persona_key"))
+    for i, block in enumerate(_items(doc, "persona_user_blocks")):
+        known_key(f"persona_user_blocks[{i}].persona_key", block.get("persona_key"))
+
+    messages = _items(doc, "messages")
+    _check_unique(messages, "id", "messages", "message id")
+    if turn["trigger_message_id"] not in {msg["id"] for msg in messages}:
+        raise SnapshotError(
+            "turn.trigger_message_id", f"no message with id {json.dumps(turn['trigger_message_id'])} in messages"
+        )
+
+    users = _items(doc, "users")
+    _check_unique(users, "disc_id", "users", "user id")
+    _check_unique(_items(doc, "members"), "user_disc_id", "members", "member id")
+    _check_unique(_items(doc, "blacklist"), "user_disc_id", "blacklist", "user id")
+    reminders_with_id = [r for r in _items(doc, "reminders") if r.get("id") is not None]
+    _check_unique(reminders_with_id, "id", "reminders", "reminder id")
+    user_ids = {u["disc_id"] for u in users}
+    for i, memory in enumerate(_items(doc, "personal_memories")):
+        if memory["user_disc_id"] not in user_ids:
+            raise SnapshotError(f"personal_memories[{i}].user_disc_id", "no entry in users has this id")
+    attachment_ids = {a["id"] for msg in messages for a in msg.get("attachments") or []}
+    for i, transcript in enumerate(_items(doc, "voice_transcripts")):
+        if transcript["attachment_id"] not in attachment_ids:
+            raise SnapshotError(f"voice_transcripts[{i}].attachment_id", "no message carries this attachment")
+
+
+def validate_snapshot(doc: Any) -> JSONDict:
+    """Schema + references; returns the document (a dict) when it is replayable."""
+    validate_schema(doc)
+    check_references(doc)
+    valid: JSONDict = doc
+    return valid
+
+
+def load_snapshot_json(text: str | bytes) -> JSONDict:
+    """Parse and validate a snapshot file's text."""
+    return validate_snapshot(parse_json(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Discord-shaped parts → value objects
+# ---------------------------------------------------------------------------------------------
+
+
+def _author(d: JSONDict) -> Author:
+    return Author(
+        id=d["id"],
+        username=d.get("username") or "",
+        global_name=d.get("global_name"),
+        display_name=d.get("display_name"),
+        bot=bool(d.get("bot")),
+    )
+
+
+def _attachment(d: JSONDict) -> Attachment:
+    return Attachment(
+        id=d["id"],
+        name=d["name"],
+        url=d["url"],
+        proxy_url=d.get("proxy_url") or "",
+        content_type=d.get("content_type"),
+        size=d.get("size") or 0,
+    )
+
+
+def _embed_media(d: JSONDict | None) -> EmbedMedia | None:
+    return EmbedMedia(url=d["url"], proxy_url=d.get("proxy_url")) if d else None
+
+
+def _embed(d: JSONDict) -> Embed:
+    return Embed(
+        title=d.get("title"),
+        description=d.get("description"),
+        url=d.get("url"),
+        color=d.get("color"),
+        author_name=d.get("author_name"),
+        footer_text=d.get("footer_text"),
+        fields=tuple(EmbedField(f.get("name") or "", f.get("value") or "") for f in d.get("fields") or []),
+        image=_embed_media(d.get("image")),
+        thumbnail=_embed_media(d.get("thumbnail")),
+    )
+
+
+def _stickers(items: list[JSONDict] | None) -> tuple[StickerRef, ...]:
+    return tuple(StickerRef(s["id"], s["name"]) for s in items or [])
+
+
+def _components(items: list[JSONDict] | None) -> tuple[JSONDict, ...]:
+    return tuple(copy.deepcopy(c) for c in items or [])
+
+
+def _forward(d: JSONDict) -> ForwardSnapshot:
+    member = d.get("member") or {}
+    return ForwardSnapshot(
+        content=d.get("content") or "",
+        attachments=tuple(_attachment(a) for a in d.get("attachments") or []),
+        components=_components(d.get("components")),
+        embeds=tuple(_embed(e) for e in d.get("embeds") or []),
+        stickers=_stickers(d.get("stickers")),
+        author=_author(d["author"]) if d.get("author") else None,
+        member_display_name=member.get("display_name") or member.get("nickname"),
+        channel_id=d.get("channel_id"),
+    )
+
+
+def _reaction(d: JSONDict) -> Reaction:
+    emoji = d["emoji"]
+    return Reaction(
+        emoji=ReactionEmoji(id=emoji.get("id"), name=emoji.get("name")),
+        count=d["count"],
+        users=tuple(d.get("users") or ()),
+    )
+
+
+def parse_message(d: JSONDict) -> DiscordMessage:
+    """One snapshot message → ``DiscordMessage`` (build-context.md §1.3)."""
+    ref = d.get("reference")
+    return DiscordMessage(
+        id=d["id"],
+        channel_id=d["channel_id"],
+        author=_author(d["author"]),
+        created_timestamp=d["created_timestamp"],
+        guild_id=d.get("guild_id"),
+        type=d.get("type") or "default",
+        member_display_name=d.get("member_display_name"),
+        webhook_id=d.get("webhook_id"),
+        content=d.get("content") or "",
+        clean_content=d.get("clean_content") or "",
+        reference=(
+            MessageReference(type=ref["type"], message_id=ref.get("message_id"), channel_id=ref.get("channel_id"))
+            if ref
+            else None
+        ),
+        message_snapshots=tuple(_forward(s) for s in d.get("message_snapshots") or []),
+        attachments=tuple(_attachment(a) for a in d.get("attachments") or []),
+        stickers=_stickers(d.get("stickers")),
+        embeds=tuple(_embed(e) for e in d.get("embeds") or []),
+        components=_components(d.get("components")),
+        reactions=tuple(_reaction(r) for r in d.get("reactions") or []),
+    )
+
+
+def parse_messages(doc: Mapping[str, Any]) -> list[DiscordMessage]:
+    """The channel's messages, oldest first, as the document lists them."""
+    return [parse_message(d) for d in _items(doc, "messages")]
+
+
+def parse_member(d: JSONDict) -> MemberInfo:
+    return MemberInfo(
+        user_disc_id=d["user_disc_id"],
+        username=d["username"],
+        global_name=d.get("global_name"),
+        nickname=d.get("nickname"),
+        # Discord's member display name: server nickname, else global name, else username.
+        display_name=d.get("nickname") or d.get("global_name") or d["username"],
+        is_bot=bool(d.get("is_bot")),
+        roles=tuple(Role(r["id"], r["name"], r["position"]) for r in d.get("roles") or []),
+        presence_status=d.get("presence_status"),
+        activities=tuple(
+            Activity(type=a["type"], name=a["name"], state=a.get("state"), started_at_ms=a.get("started_at_ms"))
+            for a in d.get("activities") or []
+        ),
+    )
+
+
+def parse_members(doc: Mapping[str, Any]) -> list[MemberInfo]:
+    return [parse_member(d) for d in _items(doc, "members")]
+
+
+def transcript_cache(doc: Mapping[str, Any]) -> MemoryTranscriptCache:
+    """The voice-transcript cache preloaded from ``voice_transcripts`` (BC11-02): each entry is
+    keyed by the id of the message that carries the attachment, cached at the turn's clock."""
+    owner = {a["id"]: msg["id"] for msg in _items(doc, "messages") for a in msg.get("attachments") or []}
+    cache = MemoryTranscriptCache()
+    for entry in _items(doc, "voice_transcripts"):
+        cache.put(
+            owner[entry["attachment_id"]],
+            entry["text"],
+            "user_stt",
+            now_ms=doc["now_ms"],
+            attachment_id=entry["attachment_id"],
+        )
+    return cache
+
+
+# ---------------------------------------------------------------------------------------------
+# Database-shaped parts → rows
+# ---------------------------------------------------------------------------------------------
+
+_SETTINGS_FIELDS = {f.name for f in m.ServerSettings._meta.get_fields()}
+_USER_FIELDS = {f.name for f in m.DiscordUser._meta.get_fields()}
+
+
+@dataclass(frozen=True)
+class LoadedSnapshot:
+    """Internal ids of the rows ``load_snapshot_rows`` wrote."""
+
+    server_id: int
+    persona_ids: dict[str, int]  # snapshot persona key → persona_id
+    user_ids: dict[str, int]  # Discord user id → user_id
+
+
+def _dt(ms: int) -> Any:
+    return repository.ms_to_datetime(ms)
+
+
+def _insert_with_created_at(model: type[Any], objs: list[Any], stamps: list[int]) -> None:
+    """Insert in document order (memory ids render as `ID:N`, H-14), then restore the snapshot's
+    creation times: auto_now_add overrides values given at insert time."""
+    created = model.objects.bulk_create(objs)
+    for obj, stamp in zip(created, stamps, strict=True):
+        obj.created_at = _dt(stamp)
+    if created:
+        model.objects.bulk_update(created, ["created_at"])
+
+
+def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
+    """Write the snapshot's database rows so the normal batched loaders read them.
+
+    Run it inside ``transaction.atomic()`` and roll back afterwards: the rows describe one
+    replayed turn, never live state. Raises SnapshotError for an unknown persona key or trigger
+    message (the same checks as ``validate_snapshot``).
+    """
+    check_references(doc)
+    server_doc = doc["server"]
+    server = m.Server.objects.create(
+        server_disc_id=server_doc["disc_id"],
+        name=server_doc["name"],
+        description=server_doc.get("description") or "",
+        is_dm_channel=bool(server_doc.get("is_dm")),
+    )
+    settings = {k: v for k, v in (server_doc.get("settings") or {}).items() if v is not None}
+    unknown = set(settings) - _SETTINGS_FIELDS
+    if unknown:  # the schema and the model disagree: a programming error, not bad input
+        raise RuntimeError(f"snapshot settings without a model field: {sorted(unknown)}")
+    if settings:
+        m.ServerSettings.objects.filter(server=server).update(**settings)
+
+    persona_ids: dict[str, int] = {}
+    for p in _items(doc, "personas"):
+        persona = m.Persona.objects.create(
+            server=server,
+            persona_nickname=p["persona_nickname"],
+            is_alter=p["is_alter"],
+            persona_lineage_id=p["persona_lineage_id"],
+            trigger_words=list(p.get("trigger_words") or []),
+            persona_prompt=p.get("persona_prompt"),
+            physical_appearance_tags=list(p.get("physical_appearance_tags") or []),
+        )
+        persona_ids[p["key"]] = persona.persona_id
+        m.PersonaAttribute.objects.bulk_create(
+            m.PersonaAttribute(persona=persona, attribute_order=i, attribute_text=a["text"], is_public=a["is_public"])
+            for i, a in enumerate(p.get("attributes") or [], start=1)
+        )
+
+    # bulk_create sets primary keys on PostgreSQL and SQLite ≥ 3.35 (RETURNING), in input order.
+    users = m.DiscordUser.objects.bulk_create(
+        m.DiscordUser(
+            user_disc_id=u["disc_id"],
+            **{k: v for k, v in u.items() if k != "disc_id" and v is not None and k in _USER_FIELDS},
+        )
+        for u in _items(doc, "users")
+    )
+    user_ids = {u.user_disc_id: u.user_id for u in users}
+
+    m.ServerMember.objects.bulk_create(
+        m.ServerMember(
+            server=server,
+            user_disc_id=mem.user_disc_id,
+            display_name=mem.display_name,
+            nickname=mem.nickname,
+            global_name=mem.global_name,
+            username=mem.username,
+            is_bot=mem.is_bot,
+            roles=[{"id": r.id, "name": r.name, "position": r.position} for r in mem.roles],
+            presence_status=mem.presence_status,
+            activities=[{k: v for k, v in a.items() if v is not None} for a in (d.get("activities") or [])],
+        )
+        for mem, d in zip(parse_members(doc), _items(doc, "members"), strict=True)
+    )
+
+    memories = [
+        m.PersonalMemory(
+            user_id=user_ids[pm["user_disc_id"]],
+            persona_lineage_id=pm["persona_lineage_id"],
+            content=pm["content"],
+            tags=list(pm.get("tags") or []),
+        )
+        for pm in _items(doc, "personal_memories")
+    ]
+    _insert_with_created_at(
+        m.PersonalMemory, memories, [pm["created_at_ms"] for pm in _items(doc, "personal_memories")]
+    )
+
+    server_memories = [
+        m.ServerMemory(
+            server=server,
+            persona_lineage_id=sm["persona_lineage_id"],
+            content=sm["content"],
+            tags=list(sm.get("tags") or []),
+        )
+        for sm in _items(doc, "server_memories")
+    ]
+    _insert_with_created_at(
+        m.ServerMemory, server_memories, [sm["created_at_ms"] for sm in _items(doc, "server_memories")]
+    )
+
+    bot_id = doc["bot_user"]["id"]
+    channel_id = doc["channel"]["id"]
+    for r in _items(doc, "reminders"):
+        self_reminder = r.get("self_reminder")
+        m.Reminder.objects.create(
+            **({"reminder_id": r["id"]} if r.get("id") is not None else {}),
+            server=server,
+            channel_disc_id=channel_id,
+            user_discord_id=r["user_disc_id"],
+            reminder_purpose=r["purpose"],
+            reminder_time=_dt(r["due_at_ms"]),
+            repetition_interval_hours=r.get("repetition_interval_hours"),
+            # A reminder aimed at the bot's own id is a persona self-task (data-model.md §2.13).
+            self_reminder=(r["user_disc_id"] == bot_id) if self_reminder is None else self_reminder,
+            persona_id=persona_ids[r["persona_key"]] if r.get("persona_key") else None,
+        )
+
+    m.PersonalizationBlacklist.objects.bulk_create(
+        m.PersonalizationBlacklist(server=server, user_disc_id=b["user_disc_id"]) for b in _items(doc, "blacklist")
+    )
+    blocks: dict[tuple[int, str], m.PersonaUserBlock] = {}
+    for b in _items(doc, "persona_user_blocks"):
+        # A block without persona_key applies to every persona of the server.
+        targets = [persona_ids[b["persona_key"]]] if b.get("persona_key") else list(persona_ids.values())
+        for pid in targets:
+            blocks[(pid, b["user_disc_id"])] = m.PersonaUserBlock(
+                server=server,
+                persona_id=pid,
+                user_disc_id=b["user_disc_id"],
+                block_type=m.PersonaUserBlock.BlockType.BLOCK,
+                reason="",
+                expires_at=_dt(b["expires_at_ms"]),
+            )
+    m.PersonaUserBlock.objects.bulk_create(blocks.values())
+    return LoadedSnapshot(server_id=server.server_id, persona_ids=persona_ids, user_ids=user_ids)
