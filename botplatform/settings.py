@@ -157,6 +157,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 DISCORD_TOKEN = os.environ.get("DISCORD_TOKEN", "")
 DISCORD_SHARD_COUNT = env_int("DISCORD_SHARD_COUNT", 0) or None
 DISCORD_SHARD_IDS = [int(s) for s in os.environ.get("DISCORD_SHARD_IDS", "").split(",") if s.strip().isdigit()] or None
+# The presences intent is privileged: enable it in the developer portal before turning this on.
+DISCORD_PRESENCE_INTENT = env_bool("DISCORD_PRESENCE_INTENT", False)
 LLM_PROVIDER = os.environ.get("LLM_PROVIDER", "").strip().lower()  # "openai" or "echo"; empty = derive
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "").strip()
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "").strip()
