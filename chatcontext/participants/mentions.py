@@ -25,8 +25,9 @@ _TOKENS = regex.compile(
     r"|<@&(?P<role>\d+)>"
     r"|<@!?(?P<user>\d+)>"
     r"|<#(?P<channel>\d+)>"
-    rf"|\{{\{{(?P<double>{_PLACEHOLDER_NAMES})\}}\}}"
-    rf"|\{{(?P<single>{_PLACEHOLDER_NAMES})\}}",
+    # A handle such as `@{user}` is a name, never a placeholder.
+    rf"|(?<!@)\{{\{{(?P<double>{_PLACEHOLDER_NAMES})\}}\}}"
+    rf"|(?<!@)\{{(?P<single>{_PLACEHOLDER_NAMES})\}}",
     regex.IGNORECASE,
 )
 

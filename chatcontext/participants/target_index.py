@@ -124,6 +124,16 @@ def _target_from_json(data: JSONDict) -> ParticipantTarget:
     )
 
 
+def _index_aliases(aliases: Iterable[ParticipantAlias]) -> tuple[ParticipantAlias, ...]:
+    """Aliases the index carries: those with a purpose beyond `input_reference`.
+
+    Input-only aliases serve discovery and no X-02 view reads them; leaving them out keeps a hidden
+    saved nickname (P-02: lookup-only for FULL or blacklisted users) inside hydration, so it never
+    travels with the item to tools, prompt records or API responses.
+    """
+    return tuple(a for a in aliases if a.purposes - {"input_reference"})
+
+
 def build_target_index(profiles: Sequence[HydratedParticipantProfile]) -> ParticipantTargetIndex:
     """X-01: one target per final profile, in profile order."""
     return ParticipantTargetIndex(
@@ -135,7 +145,7 @@ def build_target_index(profiles: Sequence[HydratedParticipantProfile]) -> Partic
                 target_id=p.resolvable_target_id,
                 mentionable=p.mentionable,
                 in_participant_context=True,
-                aliases=tuple(p.aliases),
+                aliases=_index_aliases(p.aliases),
             )
             for p in profiles
         )
