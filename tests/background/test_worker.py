@@ -1,0 +1,125 @@
+"""A real Celery worker consuming from the real Redis broker, end to end (issue 7 acceptance).
+
+The worker runs in a thread of this process (``celery.contrib.testing.worker.start_worker``) so it
+shares the Django test database; tasks travel through Redis. The broker is ``REDIS_URL`` when set
+(CI), else the local server on 127.0.0.1 that these machines always run (db 7). A private queue
+keeps other processes on the same Redis from taking the test's tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+import kombu.pools
+import pytest
+import redis
+from asgiref.sync import async_to_sync
+from celery.contrib.testing.worker import start_worker
+from channels.layers import get_channel_layer
+from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
+
+from bot.voice.tasks import transcribe_voice_attachment
+from botplatform.celery import app
+from chatcontext.models import VoiceTranscript
+from personas.models import Reminder
+from personas.reminders_service import REMINDERS_GROUP
+from personas.tasks import fire_due_reminders
+from tests.background.conftest import SENTENCE, word_error_rate
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow]
+
+LOCAL_REDIS = "redis://127.0.0.1:6379/7"
+WAIT_SECONDS = 60
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the worker did not {what} within {WAIT_SECONDS}s")
+        time.sleep(0.1)
+
+
+def reset_connection_pools() -> None:
+    """Drop pooled broker connections so the next publish uses the broker_url in effect now."""
+    kombu.pools.reset()
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def broker_url() -> str:
+    url = os.environ.get("REDIS_URL", "").strip() or LOCAL_REDIS
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"Redis at {url} does not answer ({exc}); start redis-server or set REDIS_URL")
+    return url
+
+
+@pytest.fixture
+def worker_queue(settings, broker_url: str) -> Iterator[str]:
+    queue = f"tests-background-{uuid.uuid4().hex[:12]}"
+    settings.CELERY_BROKER_URL = broker_url
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+    reset_connection_pools()
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, queues=[queue], loglevel="WARNING"):
+            yield queue
+    finally:
+        reset_connection_pools()
+        redis.Redis.from_url(broker_url).delete(queue)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_transcribes_a_voice_message_from_redis_into_the_transcript_cache(
+    worker_queue, speech_files, transcriber
+):
+    transcribe_voice_attachment.apply_async(
+        ("700000000000000100", "800000000000000100", str(speech_files.ogg)), queue=worker_queue
+    )
+
+    wait_for(lambda: VoiceTranscript.objects.filter(message_disc_id="700000000000000100").exists(), "transcribe")
+    row = VoiceTranscript.objects.get(message_disc_id="700000000000000100")
+    assert row.source == "user_stt"
+    assert word_error_rate(SENTENCE, row.transcript) < 0.3, row.transcript
+    assert transcriber.loads == 1  # the worker thread used the process's model, loaded once
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_fires_a_due_reminder_through_the_bot_channel_layer_group(worker_queue, make_reminder):
+    reminder = make_reminder(reminder_time=timezone.now() - timedelta(seconds=5))
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(REMINDERS_GROUP, channel)
+    try:
+        fire_due_reminders.apply_async(queue=worker_queue)
+        wait_for(lambda: Reminder.objects.get(pk=reminder.pk).status == Reminder.Status.FIRED, "fire the reminder")
+        message = async_to_sync(layer.receive)(channel)
+    finally:
+        async_to_sync(layer.group_discard)(REMINDERS_GROUP, channel)
+
+    assert (message["type"], message["reminder_id"], message["kind"]) == ("reminder.fire", reminder.pk, "human")
+
+
+@pytest.mark.django_db
+def test_beat_schedules_are_database_rows_editable_in_the_admin():
+    schedules = {
+        task.task: (task.interval.every, task.interval.period, task.enabled)
+        for task in PeriodicTask.objects.select_related("interval").filter(task__startswith="personas.tasks.")
+    }
+    assert schedules == {
+        "personas.tasks.fire_due_reminders": (30, "seconds", True),
+        "personas.tasks.prune_prompt_records": (1, "days", True),
+    }
+    assert app.conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert {"personas.tasks.fire_due_reminders", "personas.tasks.prune_prompt_records"} <= set(app.tasks)
+    assert "bot.voice.transcribe_voice_attachment" in app.tasks
