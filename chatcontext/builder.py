@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from chatcontext.descriptors import (
     EntryMedia,
-    IdRegistry,
     media_attribution_text,
     media_window,
     plan_history_media,
 )
+from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, impersonation_tail_directive
 from chatcontext.participants.target_index import (
     ParticipantTargetIndex,
@@ -110,7 +110,7 @@ class BuilderInputs:
     server: ServerConfig
     channel_name: str
     history: Sequence[SimplifiedMessage]
-    message_id_map: IdRegistry
+    message_id_map: MessageIdMap
     all_personas: Sequence[PersonaInfo] = ()
     channel_description: str | None = None
     triggerer_name: str = "User"

@@ -10,18 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from chatcontext.idmap import MessageIdMap
 from chatcontext.types import ImageRef, MediaDescriptor, SimplifiedMessage
 
 _IMAGE_MIME_BY_EXTENSION = {"png": "image/png", "gif": "image/gif", "webp": "image/webp", "heic": "image/heic"}
 _VIDEO_MIME_BY_EXTENSION = {"webm": "video/webm", "mov": "video/mov"}
-
-
-class IdRegistry(Protocol):
-    """What this stage needs of `chatcontext.idmap.MessageIdMap` (BC5-02)."""
-
-    def register(self, real_id: str, prefix: str) -> str: ...
 
 
 @dataclass
@@ -85,7 +79,7 @@ def omitted_images_notice(count: int) -> str:
     return f"[System: {count} images omitted due to rendered-image limit. Do not claim to see them.]"
 
 
-def attribution_hint(entry: SimplifiedMessage, id_map: IdRegistry, author: str) -> str | None:
+def attribution_hint(entry: SimplifiedMessage, id_map: MessageIdMap, author: str) -> str | None:
     """BC7-06: `[System: This image (Media ID: media_1) was sent by Ann]` and its variants."""
     images = [img for img in entry.image_attachments if not img.is_emoji]
     videos = entry.video_attachments
@@ -138,7 +132,7 @@ def plan_history_media(
     *,
     window: int,
     image_message_limit: int,
-    id_map: IdRegistry,
+    id_map: MessageIdMap,
     author_label: Callable[[SimplifiedMessage], str],
 ) -> list[EntryMedia]:
     """BC7-05/06 for a whole history, one `EntryMedia` per entry (same order).

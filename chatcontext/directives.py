@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from chatcontext.builder import BuilderOutput
 from chatcontext.config import StageConfig
-from chatcontext.descriptors import IdRegistry
+from chatcontext.idmap import MessageIdMap
 from chatcontext.simplify.authors import match_persona_name, strip_bridge_prefix
 from chatcontext.types import (
     ChatTurn,
@@ -148,7 +148,7 @@ def queued_reply_directive(
     message: DiscordMessage,
     target_name: str,
     persona_nickname: str | None,
-    id_map: IdRegistry,
+    id_map: MessageIdMap,
     *,
     allow_sprite_label: bool,
     default_botname: str = "Tomori",
@@ -302,7 +302,7 @@ def apply_tail_directives(
     ctx: TailContext,
     *,
     history: Sequence[SimplifiedMessage],
-    id_map: IdRegistry,
+    id_map: MessageIdMap,
     injected_items: Sequence[ContextItem] = (),
 ) -> list[ContextItem]:
     """BC8-01..BC8-15 over `items` (the builder's items); returns a new list."""
