@@ -273,7 +273,9 @@ def build(
         channel_id=CHANNEL,
         bot_user_id=B,
         now_ms=now_ms,
-        request_snapshot=snapshot if snapshot is not None else alice_snapshot(),
+        request_snapshot=snapshot
+        if snapshot is not None
+        else alice_snapshot(triggerer_row=deps.rows.get(A), preloaded_member=deps.members.get(A)),
         active_persona=active,
         **kwargs,  # type: ignore[arg-type]
     )
