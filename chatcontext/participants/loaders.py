@@ -20,7 +20,7 @@ from django.db.models import Q
 
 from chatcontext.participants.naming import NamingPreference
 from chatcontext.repository import datetime_to_ms, ms_to_datetime, user_row
-from chatcontext.transport import ChatTransport, TransportError
+from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import models as m
 
@@ -233,13 +233,7 @@ class DatabaseHydrationDeps:
         return self._transport.fetch_user(disc_id)
 
     def channel_label(self, channel_id: str) -> str | None:
-        try:
-            return self._transport.channel_label(channel_id)
-        except TransportError:
-            return None
+        return self._transport.channel_label(channel_id)
 
     def role_name(self, role_id: str) -> str | None:
-        try:
-            return self._transport.role_name(role_id)
-        except TransportError:
-            return None
+        return self._transport.role_name(role_id)

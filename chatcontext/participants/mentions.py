@@ -9,15 +9,16 @@ happens to read ``{bot}``) is never converted again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import regex
 
 from chatcontext.types import MemberInfo
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _PLACEHOLDER_NAMES = r"bot|char|user_formatted|user_term|user"
 _TOKENS = regex.compile(
@@ -143,6 +144,14 @@ class MentionLookups(Protocol):
     def role_name(self, role_id: str) -> str | None: ...
 
 
+def _lookup(read: Callable[[str], T | None], ident: str) -> T | None:
+    try:
+        return read(ident)
+    except Exception:  # a failed optional name lookup keeps the raw token
+        logger.warning("participant mention lookup failed")
+        return None
+
+
 def extend_directory(directory: MentionDirectory, texts: Iterable[str], lookups: MentionLookups) -> None:
     """Resolve ids of ``texts`` the directory does not know yet (Discord reads only, no SQL).
 
@@ -151,23 +160,19 @@ def extend_directory(directory: MentionDirectory, texts: Iterable[str], lookups:
     """
     users, channels, roles = mention_ids(texts)
     for user_id in sorted(users - directory.users.keys() - directory.unknown - {directory.bot_user_id or ""}):
-        try:
-            member = lookups.load_member(user_id)
-        except Exception:  # a failed optional name lookup keeps the raw token
-            logger.warning("participant mention lookup failed", exc_info=True)
-            member = None
+        member = _lookup(lookups.load_member, user_id)
         if member is None:
             directory.unknown.add(user_id)
-            continue
-        directory.users[user_id] = MentionTarget(None, member.nickname or None, member.username or None)
+        else:
+            directory.users[user_id] = MentionTarget(None, member.nickname or None, member.username or None)
     for channel_id in sorted(channels - directory.channels.keys() - directory.unknown):
-        label = lookups.channel_label(channel_id)
+        label = _lookup(lookups.channel_label, channel_id)
         if label:
             directory.channels[channel_id] = label
         else:
             directory.unknown.add(channel_id)
     for role_id in sorted(roles - directory.roles.keys() - directory.unknown):
-        name = lookups.role_name(role_id)
+        name = _lookup(lookups.role_name, role_id)
         if name:
             directory.roles[role_id] = name
         else:
