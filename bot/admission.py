@@ -1,7 +1,8 @@
 """Admission: is a Discord message a trigger, and for which personas (issue 6).
 
-Pure functions over value objects; ``bot.exts.chat`` gathers the facts (mentions, the replied-to
-message, the author's privacy level and active blocks) and calls ``admit``.
+Pure functions over value objects. ``bot.exts.chat`` screens the author (``screen``), gathers the
+signals (mention, the replied-to message, DM), picks the responders (``select_responders``) and,
+only when someone is addressed, reads the author's privacy level and blocks and calls ``admit``.
 
 - Never admitted: the bot's own messages, any webhook message (ours are persona replies, others are
   integrations) and other bots — so personas never answer each other in a loop.
@@ -89,20 +90,11 @@ def select_responders(
     return [p for p in personas if p.persona_id in chosen]
 
 
-def admit(
-    message: DiscordMessage,
-    signals: TriggerSignals,
-    personas: Sequence[PersonaInfo],
-    *,
-    privacy_level: int,
-    blocked_persona_ids: frozenset[int],
-    deliberate_trigger_mode: bool,
-) -> Admission:
-    """The decision for one message already past ``screen``.
+def admit(responders: Sequence[PersonaInfo], *, privacy_level: int, blocked_persona_ids: frozenset[int]) -> Admission:
+    """The decision for a message past ``screen`` whose ``select_responders`` result is known.
 
     ``blocked_persona_ids`` are the personas with an active mute or block row for the author.
     """
-    responders = select_responders(personas, signals, message.content, deliberate_trigger_mode=deliberate_trigger_mode)
     if not responders:
         return Admission(skip=Skip.NOT_TRIGGERED)
     if privacy_level == PrivacyLevel.FULL:

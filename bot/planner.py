@@ -16,6 +16,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from chatcontext.types import LockedTurn
 
@@ -23,22 +24,33 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUE = 10
 
-RunTurn = Callable[[LockedTurn], Awaitable[None]]
 Clock = Callable[[], int]
 
 
+class PlannedTurn(Protocol):
+    """Anything carrying a locked turn: the bot's job adds the live Discord objects to it."""
+
+    @property
+    def locked_turn(self) -> LockedTurn: ...
+
+
+J = TypeVar("J", bound=PlannedTurn)
+
+
 @dataclass
-class _ChannelState:
+class _ChannelState(Generic[J]):
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    queue: deque[LockedTurn] = field(default_factory=deque)
+    queue: deque[J] = field(default_factory=deque)
 
 
-class TurnPlanner:
-    def __init__(self, run_turn: RunTurn, clock: Clock, *, max_queue: int = DEFAULT_MAX_QUEUE) -> None:
+class TurnPlanner(Generic[J]):
+    def __init__(
+        self, run_turn: Callable[[J], Awaitable[None]], clock: Clock, *, max_queue: int = DEFAULT_MAX_QUEUE
+    ) -> None:
         self._run_turn = run_turn
         self._clock = clock
         self.max_queue = max_queue
-        self._channels: dict[str, _ChannelState] = {}
+        self._channels: dict[str, _ChannelState[J]] = {}
 
     def queued(self, channel_id: str) -> int:
         state = self._channels.get(channel_id)
@@ -48,12 +60,13 @@ class TurnPlanner:
         state = self._channels.get(channel_id)
         return bool(state and state.lock.locked())
 
-    async def submit(self, turn: LockedTurn) -> bool:
-        """Run ``turn`` now, or queue it behind the running turn of its channel.
+    async def submit(self, job: J) -> bool:
+        """Run ``job`` now, or queue it behind the running turn of its channel.
 
         Returns False when the channel's queue is full and the trigger is dropped. Failures of one
         turn are logged and never stop the turns queued behind it.
         """
+        turn = job.locked_turn
         state = self._channels.setdefault(turn.channel_id, _ChannelState())
         if state.lock.locked():
             if len(state.queue) >= self.max_queue:
@@ -61,12 +74,12 @@ class TurnPlanner:
                 return False
             turn.incoming.is_from_queue = True
             turn.queue_depth = len(state.queue) + 1
-            state.queue.append(turn)
+            state.queue.append(job)
             return True
         async with state.lock:
-            current: LockedTurn | None = turn
+            current: J | None = job
             while current is not None:
-                current.locked_at_ms = self._clock()
+                current.locked_turn.locked_at_ms = self._clock()
                 try:
                     await self._run_turn(current)
                 except Exception:

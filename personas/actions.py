@@ -339,3 +339,44 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
         counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
     return ForgetResult(**counts)
+
+
+def register_server(
+    server_disc_id: str,
+    *,
+    name: str,
+    is_dm: bool,
+    locale: str | None,
+    main_persona_nickname: str,
+) -> Server:
+    """The server row of a guild (or DM channel) the bot hears from, created on first contact with
+    its settings and a main persona named ``main_persona_nickname`` (triggered by that name).
+    Idempotent: an existing server is returned unchanged."""
+    with transaction.atomic():
+        server, created = Server.objects.get_or_create(
+            server_disc_id=server_disc_id,
+            defaults={"name": name[:100], "is_dm_channel": is_dm, "registration_locale": locale},
+        )
+        if created or not Persona.objects.filter(server=server, is_alter=False).exists():
+            Persona.objects.create(
+                server=server, persona_nickname=main_persona_nickname, trigger_words=[main_persona_nickname.lower()]
+            )
+    return server
+
+
+def register_user(user_disc_id: str, *, username: str, global_name: str | None) -> DiscordUser:
+    """The user row of a Discord account, created on first contact; names are refreshed when they changed."""
+    with transaction.atomic():
+        user, created = DiscordUser.objects.get_or_create(
+            user_disc_id=user_disc_id, defaults={"username": username[:100], "global_name": global_name}
+        )
+        if not created and (user.username, user.global_name) != (username[:100], global_name):
+            user.username, user.global_name = username[:100], global_name
+            user.save(update_fields=["username", "global_name", "updated_at"])
+    return user
+
+
+def delete_personal_memories(user: DiscordUser, lineage_ids: Iterable[int]) -> int:
+    """Delete all of a user's memories in the given lineages (a member's "forget all"); returns the count."""
+    with transaction.atomic():
+        return _delete(PersonalMemory.objects.filter(user=user, persona_lineage_id__in=sorted(set(lineage_ids))))

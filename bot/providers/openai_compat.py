@@ -12,10 +12,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from bot.providers.base import GenerationResult, ProviderError, to_chat_messages
 from chatcontext.types import ContextItem
@@ -78,7 +79,7 @@ class OpenAICompatProvider:
     async def _complete(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
         response = await self.client.chat.completions.create(
             model=self.model_name,
-            messages=messages,  # type: ignore[arg-type]
+            messages=cast(list[ChatCompletionMessageParam], messages),
         )
         text = response.choices[0].message.content if response.choices else None
         return text or "", _usage_dict(response.usage)
@@ -86,7 +87,7 @@ class OpenAICompatProvider:
     async def _stream(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
         stream = await self.client.chat.completions.create(
             model=self.model_name,
-            messages=messages,  # type: ignore[arg-type]
+            messages=cast(list[ChatCompletionMessageParam], messages),
             stream=True,
             stream_options={"include_usage": True},
         )

@@ -43,14 +43,8 @@ NO_SIGNALS = TriggerSignals()
 
 
 def decide(content: str, signals=NO_SIGNALS, *, privacy=PrivacyLevel.MINIMAL, blocked=frozenset(), dtm=False):
-    return admit(
-        msg(content),
-        signals,
-        PERSONAS,
-        privacy_level=privacy,
-        blocked_persona_ids=frozenset(blocked),
-        deliberate_trigger_mode=dtm,
-    )
+    responders = select_responders(PERSONAS, signals, content, deliberate_trigger_mode=dtm)
+    return admit(responders, privacy_level=privacy, blocked_persona_ids=frozenset(blocked))
 
 
 def test_no_reply_loops_own_webhook_and_bot_messages_are_screened_out():

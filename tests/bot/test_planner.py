@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from bot.planner import TurnPlanner
 from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn
 
 
-def locked(message_id: str, channel_id: str = "42") -> LockedTurn:
+@dataclass
+class Job:
+    locked_turn: LockedTurn
+
+
+def locked(message_id: str, channel_id: str = "42") -> Job:
     message = DiscordMessage(id=message_id, channel_id=channel_id, author=Author(id="111"), created_timestamp=0)
-    return LockedTurn(incoming=ChatIncoming(message=message), channel_id=channel_id)
+    return Job(LockedTurn(incoming=ChatIncoming(message=message), channel_id=channel_id))
 
 
 class Recorder:
@@ -18,7 +24,8 @@ class Recorder:
         self.started: list[tuple[str, bool, int]] = []
         self.gates: dict[str, asyncio.Event] = {}
 
-    async def run(self, turn: LockedTurn) -> None:
+    async def run(self, job: Job) -> None:
+        turn = job.locked_turn
         message_id = turn.incoming.message.id
         self.started.append((message_id, turn.incoming.is_from_queue, turn.queue_depth))
         gate = self.gates.get(message_id)

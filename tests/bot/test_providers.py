@@ -28,14 +28,6 @@ ITEMS = [
 ]
 
 
-@pytest.fixture
-async def llm_server():
-    server = FakeLLMServer()
-    await server.start()
-    yield server
-    await server.stop()
-
-
 def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenAICompatProvider:
     return OpenAICompatProvider(base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s)
 

@@ -1,0 +1,115 @@
+"""The Discord client: an ``AutoShardedBot`` whose cogs live in ``bot/exts/`` (loaded in
+``setup_hook``, the layout python-discord/bot uses).
+
+Several processes can split the shards: each runs ``manage.py runbot`` with the same
+``DISCORD_SHARD_COUNT`` and its own ``DISCORD_SHARD_IDS``. Everything stateful the bot keeps in
+memory (channel locks and queues, webhook and server caches) is per guild, and a guild lives on
+exactly one shard, so processes never need to share it.
+"""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord.ext import commands
+from django.conf import settings
+
+from bot import exts
+from bot.delivery import SAFE_MENTIONS, WebhookRegistry
+from bot.planner import TurnPlanner
+from bot.providers import build_provider
+from bot.turns import ProviderFactory, TurnJob, TurnRunner
+from chatcontext.voice_cache import TranscriptCache, shared_cache
+
+logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    _BotBase = commands.Bot
+else:
+    _BotBase = object
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def platform_intents(*, presences: bool) -> discord.Intents:
+    """Message content (the prompt needs it) and members (names, roles, permissions); presences
+    only when the deployment enabled that privileged intent (participants.md H-12)."""
+    intents = discord.Intents.default()
+    intents.message_content = True
+    intents.members = True
+    intents.presences = presences
+    return intents
+
+
+def walk_extensions() -> Iterator[str]:
+    for module in pkgutil.iter_modules(exts.__path__, prefix=f"{exts.__name__}."):
+        if not module.name.rsplit(".", 1)[-1].startswith("_"):
+            yield module.name
+
+
+class PlatformBotMixin(_BotBase):
+    """What the platform adds to a discord.py bot; mixed into a sharded or an unsharded base."""
+
+    def __init__(
+        self,
+        *,
+        sync_commands: bool = True,
+        presences: bool = False,
+        provider_factory: ProviderFactory = build_provider,
+        webhooks: WebhookRegistry | None = None,
+        transcripts: TranscriptCache = shared_cache,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=platform_intents(presences=presences),
+            allowed_mentions=SAFE_MENTIONS,
+            help_command=None,
+            **kwargs,
+        )
+        self.sync_commands = sync_commands
+        self.clock = wall_clock_ms
+        self.webhooks = webhooks or WebhookRegistry()
+        self.runner = TurnRunner(
+            self,
+            webhooks=self.webhooks,
+            provider_factory=provider_factory,
+            transcripts=transcripts,
+            clock=self.clock,
+        )
+        self.planner: TurnPlanner[TurnJob] = TurnPlanner(self.runner.run, self.clock)
+
+    async def setup_hook(self) -> None:
+        for extension in walk_extensions():
+            await self.load_extension(extension)
+        if self.sync_commands:
+            synced = await self.tree.sync()
+            logger.info("synced %d application commands", len(synced))
+
+    async def on_message(self, message: discord.Message, /) -> None:
+        """No prefix commands: messages are handled by ``bot.exts.chat``."""
+
+
+class TomoriBot(PlatformBotMixin, commands.AutoShardedBot):
+    """The production client."""
+
+
+class UnshardedTomoriBot(PlatformBotMixin, commands.Bot):
+    """The same bot on one connection, for dpytest (which refuses sharded clients) and tiny setups."""
+
+
+def create_bot(**kwargs: Any) -> TomoriBot:
+    """The production bot with its shard split read from DISCORD_SHARD_IDS / DISCORD_SHARD_COUNT."""
+    return TomoriBot(
+        shard_ids=settings.DISCORD_SHARD_IDS,
+        shard_count=settings.DISCORD_SHARD_COUNT,
+        presences=settings.DISCORD_PRESENCE_INTENT,
+        **kwargs,
+    )

@@ -1,0 +1,181 @@
+"""Slash commands for members: their own privacy level, memories and reminders.
+
+Every mutation goes through ``personas.actions`` (one transaction each), the same functions the
+admin and the API call. Answers are ephemeral: only the member sees their own data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import discord
+from channels.db import database_sync_to_async
+from discord import app_commands
+from discord.ext import commands
+from django.db.models import Q
+
+from bot.exts._interactions import interaction_server, reply
+from bot.rows import ServerState
+from chatcontext.types import PersonaInfo
+from personas import actions
+from personas import models as m
+
+PRIVACY_LABELS = {
+    m.PrivacyLevel.MINIMAL: "Minimal — personas may use everything they know about you.",
+    m.PrivacyLevel.PARTIAL: "Partial — your messages are seen, but no saved names, memories or profile details.",
+    m.PrivacyLevel.FULL: "Full — your messages are left out of every prompt and you cannot trigger personas.",
+}
+PRIVACY_CHOICES = [app_commands.Choice(name=label.label, value=int(label.value)) for label in m.PrivacyLevel]
+OPEN_REMINDER_STATUSES = (m.Reminder.Status.PENDING, m.Reminder.Status.FAILED)
+
+
+@dataclass(frozen=True)
+class Member:
+    disc_id: str
+    username: str
+    global_name: str | None
+
+    @classmethod
+    def of(cls, interaction: discord.Interaction) -> Member:
+        user = interaction.user
+        return cls(str(user.id), user.name, user.global_name)
+
+    def row(self) -> m.DiscordUser:
+        return actions.register_user(self.disc_id, username=self.username, global_name=self.global_name)
+
+
+def pick_persona(state: ServerState, name: str | None) -> PersonaInfo | None:
+    """The persona named ``name`` (case-insensitive), or the main persona when no name is given."""
+    if not name:
+        return state.main_persona
+    wanted = name.strip().lower()
+    return next((p for p in state.personas if p.persona_nickname.strip().lower() == wanted), None)
+
+
+def visible_lineages(persona: PersonaInfo) -> list[int]:
+    """A persona sees its own lineage and the global one (data-model.md §2.11)."""
+    return [persona.persona_lineage_id, m.GLOBAL_LINEAGE_ID]
+
+
+# --- synchronous bodies (run through database_sync_to_async) -----------------------------------
+
+
+def describe_privacy(member: Member) -> str:
+    level = m.PrivacyLevel(member.row().privacy_level)
+    return f"Your privacy level is **{level.label}**.\n{PRIVACY_LABELS[level]}"
+
+
+def change_privacy(member: Member, level: int) -> str:
+    actions.set_privacy_level(member.row(), level)
+    chosen = m.PrivacyLevel(level)
+    return f"Your privacy level is now **{chosen.label}**.\n{PRIVACY_LABELS[chosen]}"
+
+
+def list_memories(member: Member, persona: PersonaInfo) -> str:
+    rows = m.PersonalMemory.objects.filter(
+        user__user_disc_id=member.disc_id, persona_lineage_id__in=visible_lineages(persona)
+    ).order_by("-created_at", "-personal_memory_id")
+    lines = [
+        f"`#{r.personal_memory_id}`{' (shared)' if r.persona_lineage_id == m.GLOBAL_LINEAGE_ID else ''} {r.content}"
+        for r in rows
+    ]
+    if not lines:
+        return f"{persona.persona_nickname} has no memories about you."
+    return f"What {persona.persona_nickname} remembers about you:\n" + "\n".join(lines)
+
+
+def forget_memory(member: Member, persona: PersonaInfo, memory_id: int) -> str:
+    memory = m.PersonalMemory.objects.filter(
+        pk=memory_id, user__user_disc_id=member.disc_id, persona_lineage_id__in=visible_lineages(persona)
+    ).first()
+    if memory is None:
+        return f"{persona.persona_nickname} has no memory #{memory_id} about you."
+    actions.delete_personal_memory(memory)
+    return f"{persona.persona_nickname} forgot memory #{memory_id}."
+
+
+def forget_all_memories(member: Member, persona: PersonaInfo) -> str:
+    count = actions.delete_personal_memories(member.row(), visible_lineages(persona))
+    noun = "memory" if count == 1 else "memories"
+    return f"{persona.persona_nickname} forgot {count} {noun} about you, shared ones included."
+
+
+def _member_reminders(member: Member, state: ServerState) -> Q:
+    mine = Q(user_discord_id=member.disc_id) | Q(created_by_user__user_disc_id=member.disc_id)
+    return mine & Q(server_id=state.server_id, status__in=OPEN_REMINDER_STATUSES, self_reminder=False)
+
+
+def list_reminders(member: Member, state: ServerState) -> str:
+    rows = m.Reminder.objects.filter(_member_reminders(member, state)).order_by("reminder_time", "reminder_id")
+    lines = [f"`#{r.reminder_id}` <t:{int(r.reminder_time.timestamp())}:R> — {r.reminder_purpose}" for r in rows]
+    return "Your reminders:\n" + "\n".join(lines) if lines else "You have no pending reminders here."
+
+
+def cancel_reminder(member: Member, state: ServerState, reminder_id: int) -> str:
+    reminder = m.Reminder.objects.filter(_member_reminders(member, state), pk=reminder_id).first()
+    if reminder is None:
+        return f"You have no pending reminder #{reminder_id} here."
+    actions.cancel_reminder(reminder)
+    return f"Reminder #{reminder_id} is cancelled."
+
+
+# --- the cog ------------------------------------------------------------------------------------
+
+
+class MembersCog(commands.Cog):
+    privacy = app_commands.Group(name="privacy", description="See or change how personas may use your data")
+    memories = app_commands.Group(name="memories", description="What a persona remembers about you")
+    reminders = app_commands.Group(name="reminders", description="Your reminders on this server")
+
+    @privacy.command(name="view", description="Show your privacy level")
+    async def privacy_view(self, interaction: discord.Interaction) -> None:
+        await reply(interaction, await database_sync_to_async(describe_privacy)(Member.of(interaction)))
+
+    @privacy.command(name="set", description="Change your privacy level")
+    @app_commands.describe(level="Minimal, Partial or Full")
+    @app_commands.choices(level=PRIVACY_CHOICES)
+    async def privacy_set(self, interaction: discord.Interaction, level: int) -> None:
+        await reply(interaction, await database_sync_to_async(change_privacy)(Member.of(interaction), level))
+
+    async def _persona(self, interaction: discord.Interaction, name: str | None) -> PersonaInfo | None:
+        persona = pick_persona(await interaction_server(interaction), name)
+        if persona is None:
+            await reply(interaction, "There is no persona with that name here.")
+        return persona
+
+    @memories.command(name="list", description="List what a persona remembers about you")
+    @app_commands.describe(persona="Persona name (default: the main persona)")
+    async def memories_list(self, interaction: discord.Interaction, persona: str | None = None) -> None:
+        if chosen := await self._persona(interaction, persona):
+            await reply(interaction, await database_sync_to_async(list_memories)(Member.of(interaction), chosen))
+
+    @memories.command(name="forget", description="Make a persona forget one memory about you")
+    @app_commands.describe(memory_id="The number shown by /memories list", persona="Persona name")
+    async def memories_forget(
+        self, interaction: discord.Interaction, memory_id: int, persona: str | None = None
+    ) -> None:
+        if chosen := await self._persona(interaction, persona):
+            text = await database_sync_to_async(forget_memory)(Member.of(interaction), chosen, memory_id)
+            await reply(interaction, text)
+
+    @memories.command(name="forget_all", description="Make a persona forget everything about you")
+    @app_commands.describe(persona="Persona name (default: the main persona)")
+    async def memories_forget_all(self, interaction: discord.Interaction, persona: str | None = None) -> None:
+        if chosen := await self._persona(interaction, persona):
+            await reply(interaction, await database_sync_to_async(forget_all_memories)(Member.of(interaction), chosen))
+
+    @reminders.command(name="list", description="List your pending reminders on this server")
+    async def reminders_list(self, interaction: discord.Interaction) -> None:
+        state = await interaction_server(interaction)
+        await reply(interaction, await database_sync_to_async(list_reminders)(Member.of(interaction), state))
+
+    @reminders.command(name="cancel", description="Cancel one of your reminders")
+    @app_commands.describe(reminder_id="The number shown by /reminders list")
+    async def reminders_cancel(self, interaction: discord.Interaction, reminder_id: int) -> None:
+        state = await interaction_server(interaction)
+        text = await database_sync_to_async(cancel_reminder)(Member.of(interaction), state, reminder_id)
+        await reply(interaction, text)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(MembersCog())

@@ -1,0 +1,40 @@
+"""``manage.py runbot``: connect the Discord bot (one process; run several to split the shards)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the Discord bot. Needs DISCORD_TOKEN. To split shards across processes, give every process the "
+        "same DISCORD_SHARD_COUNT and its own DISCORD_SHARD_IDS (e.g. 0,1 and 2,3); without them Discord's "
+        "recommended shard count is used in this one process. DISCORD_PRESENCE_INTENT=true requests the "
+        "privileged presences intent. The LLM provider comes from each server's settings, falling back to "
+        "LLM_PROVIDER / LLM_BASE_URL / LLM_API_KEY / LLM_MODEL (the offline echo provider when none is set)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="Do not register the slash commands with Discord at start-up (they are synced by default).",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        token = settings.DISCORD_TOKEN
+        if not token:
+            raise CommandError(
+                "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it."
+            )
+        if settings.DISCORD_SHARD_IDS and not settings.DISCORD_SHARD_COUNT:
+            raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
+
+        from bot.client import create_bot
+
+        bot = create_bot(sync_commands=not options["no_sync"])
+        # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
+        bot.run(token, log_handler=None)

@@ -1,0 +1,73 @@
+"""Database reads and first-contact writes of the bot, as synchronous functions.
+
+The cogs call them through ``channels.db.database_sync_to_async`` (thread-sensitive, and it closes
+stale connections around each call, which a long-running bot process needs). Reads are batched:
+one query per kind of row, whatever the number of personas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.providers import ProviderConfig, provider_config
+from chatcontext import repository
+from chatcontext.types import Author, PersonaInfo, ServerConfig, UserRow
+from personas import actions
+from personas import models as m
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One server as the bot routes it: settings, personas (single-owner triggers) and provider."""
+
+    config: ServerConfig
+    personas: tuple[PersonaInfo, ...]
+    provider: ProviderConfig
+
+    @property
+    def server_id(self) -> int:
+        assert self.config.server_id is not None
+        return self.config.server_id
+
+    @property
+    def main_persona(self) -> PersonaInfo | None:
+        return next((p for p in self.personas if not p.is_alter), None)
+
+
+@dataclass(frozen=True)
+class AuthorState:
+    """The triggering user: their row, blacklist entry and the personas they may not trigger."""
+
+    user_row: UserRow
+    blacklisted: bool
+    muted_persona_ids: frozenset[int]
+
+
+def load_server_state(
+    server_disc_id: str, *, name: str, is_dm: bool, locale: str | None, default_persona: str
+) -> ServerState:
+    """The server of a guild or DM channel, registered (with a main persona) on first contact."""
+    server = m.Server.objects.select_related("settings").filter(server_disc_id=server_disc_id).first()
+    if server is None or not server.personas.filter(is_alter=False).exists():
+        actions.register_server(
+            server_disc_id, name=name, is_dm=is_dm, locale=locale, main_persona_nickname=default_persona
+        )
+        server = m.Server.objects.select_related("settings").get(server_disc_id=server_disc_id)
+    return ServerState(
+        config=repository.server_config(server),
+        personas=tuple(repository.load_personas(server.server_id)),
+        provider=provider_config(server.settings),
+    )
+
+
+def load_author_state(server_id: int, author: Author, now_ms: int) -> AuthorState:
+    """Register the author on first contact; read their blacklist entry and active mute/block rows."""
+    user = actions.register_user(author.id, username=author.username, global_name=author.global_name)
+    muted = m.PersonaUserBlock.objects.filter(
+        server_id=server_id, user_disc_id=author.id, expires_at__gt=repository.ms_to_datetime(now_ms)
+    ).values_list("persona_id", flat=True)
+    return AuthorState(
+        user_row=repository.user_row(user),
+        blacklisted=bool(repository.load_blacklisted(server_id, [author.id])),
+        muted_persona_ids=frozenset(muted),
+    )

@@ -1,0 +1,60 @@
+"""Fixtures of the bot tests: dpytest drives the real bot (``UnshardedTomoriBot``: dpytest refuses
+sharded clients) and a local OpenAI-compatible server answers the provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import discord.ext.test as dpytest
+import pytest
+from discord.ext.test import backend
+
+from bot.client import UnshardedTomoriBot
+from bot.providers import ProviderConfig, build_provider
+from chatcontext.types import ContextItem
+from chatcontext.voice_cache import MemoryTranscriptCache
+from tests.bot.fake_llm import FakeLLMServer
+from tests.bot.fakes import BotHarness, FakeWebhookRegistry, RecordingProvider
+
+
+@pytest.fixture
+async def llm_server():
+    server = FakeLLMServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def newest_first_history(monkeypatch):
+    """Discord returns channel history newest first; dpytest returns it oldest first. Reversed here
+    so the bot sees what Discord would send."""
+    original = backend.FakeHttp.logs_from
+
+    async def logs_from(self, channel_id, limit, before=None, after=None, around=None):  # type: ignore[no-untyped-def]
+        data = await original(self, channel_id, limit, before=before, after=after, around=around)
+        return data if after is not None or around is not None else list(reversed(data))
+
+    monkeypatch.setattr(backend.FakeHttp, "logs_from", logs_from)
+
+
+@pytest.fixture
+async def harness(transactional_db, newest_first_history):
+    prompts: list[Sequence[ContextItem]] = []
+    webhooks = FakeWebhookRegistry()
+
+    def provider_factory(config: ProviderConfig, persona_name: str) -> Any:
+        return RecordingProvider(build_provider(config, persona_name), prompts)
+
+    bot = UnshardedTomoriBot(
+        sync_commands=False,
+        provider_factory=provider_factory,
+        webhooks=webhooks,
+        transcripts=MemoryTranscriptCache(),
+    )
+    await bot._async_setup_hook()
+    dpytest.configure(bot, members=["ann", "bob", "rei"])
+    await bot.setup_hook()
+    yield BotHarness(bot, webhooks, prompts)
+    await dpytest.empty_queue()

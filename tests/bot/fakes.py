@@ -1,0 +1,123 @@
+"""Test doubles for the bot tests. dpytest has no route for listing, creating or executing webhooks,
+so alters' webhook deliveries go through ``FakeWebhook``; it has no interactions either, so slash
+commands are called with ``FakeInteraction``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import discord
+import discord.ext.test as dpytest
+from channels.db import database_sync_to_async
+from discord.ext.test import backend, factories
+
+from bot.client import UnshardedTomoriBot
+from bot.delivery import WebhookRegistry
+from bot.providers import GenerationResult
+from chatcontext.types import ContextItem
+
+
+@dataclass
+class WebhookSend:
+    content: str
+    username: str
+    avatar_url: Any
+    embed: Any
+
+
+@dataclass
+class FakeWebhook:
+    """Stands in for the platform's channel webhook: records each send and posts the message into
+    dpytest's channel as a webhook message, so later history reads see it."""
+
+    channel: discord.TextChannel
+    id: int = field(default_factory=factories.make_id)
+    sends: list[WebhookSend] = field(default_factory=list)
+
+    async def send(self, content: str, *, username: str, avatar_url: Any = None, embed: Any = None, **_: Any):
+        self.sends.append(WebhookSend(content, username, avatar_url, embed))
+        author = backend.make_user(username, 1)
+        data = factories.make_message_dict(self.channel, author, content=content, webhook_id=self.id)
+        backend.get_state().parse_message_create(data)
+        dpytest.get_config().messages.setdefault(self.channel.id, []).append(data)
+        return backend.get_state()._get_message(data["id"])
+
+
+class FakeWebhookRegistry(WebhookRegistry):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hooks: dict[int, FakeWebhook] = {}
+
+    async def find(self, channel: discord.abc.Messageable) -> discord.Webhook | None:
+        return self.hooks.get(channel.id)  # type: ignore[return-value]
+
+    async def for_channel(self, channel: discord.abc.Messageable) -> discord.Webhook | None:
+        return self.hooks.setdefault(channel.id, FakeWebhook(channel))  # type: ignore[return-value,arg-type]
+
+
+class RecordingProvider:
+    """Wraps the configured provider and keeps every prompt it was given."""
+
+    def __init__(self, inner: Any, calls: list[Sequence[ContextItem]]) -> None:
+        self.inner, self.calls = inner, calls
+        self.name, self.model_name = inner.name, inner.model_name
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        self.calls.append(list(items))
+        return await self.inner.generate(items, stream=stream)
+
+
+@dataclass
+class BotHarness:
+    bot: UnshardedTomoriBot
+    webhooks: FakeWebhookRegistry
+    prompts: list[Sequence[ContextItem]]
+
+    @property
+    def config(self) -> Any:
+        return dpytest.get_config()
+
+    @property
+    def guild(self) -> discord.Guild:
+        return self.config.guilds[0]
+
+    @property
+    def channel(self) -> discord.TextChannel:
+        return self.config.channels[0]
+
+    def member(self, index: int) -> discord.Member:
+        return self.config.members[index]
+
+
+async def run_db(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    return await database_sync_to_async(fn)(*args, **kwargs)
+
+
+@dataclass
+class FakeResponse:
+    sent: list[tuple[str, bool]] = field(default_factory=list)
+
+    async def send_message(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        self.sent.append((content, ephemeral))
+
+
+@dataclass
+class FakeInteraction:
+    """The attributes the command handlers read from ``discord.Interaction``."""
+
+    user: discord.abc.User
+    guild: discord.Guild | None
+    channel_id: int
+    response: FakeResponse = field(default_factory=FakeResponse)
+
+    @property
+    def guild_id(self) -> int | None:
+        return self.guild.id if self.guild else None
+
+    @property
+    def reply(self) -> str:
+        content, ephemeral = self.response.sent[-1]
+        assert ephemeral
+        return content
