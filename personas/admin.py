@@ -15,7 +15,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
-from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Field, IntegerField, Model, OuterRef, QuerySet, Subquery, URLField
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -52,6 +52,8 @@ admin.site.site_title = "Tomori Platform admin"
 admin.site.index_title = "Personas, memories and what each persona is told"
 
 EXCERPT_CHARS = 90
+# Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).
+URL_FIELD_OVERRIDES: dict[type[Field[Any, Any]], dict[str, Any]] = {URLField: {"assume_scheme": "https"}}
 
 
 def excerpt(text: str | None) -> str:
@@ -170,6 +172,7 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
 
 
 class ServerSettingsForm(forms.ModelForm):
+    llm_base_url = forms.URLField(required=False, assume_scheme="https", label="LLM base URL")
     llm_api_key = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
@@ -283,6 +286,7 @@ class PersonaAttributeInline(admin.TabularInline):
 
 @admin.register(Persona)
 class PersonaAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELD_OVERRIDES
     list_display = ["persona_nickname", "server", "is_alter", "persona_lineage_id", "trigger_word_list", "updated_at"]
     list_select_related = ["server"]
     list_filter = ["is_alter", "self_debug_enabled", "server"]

@@ -1,0 +1,225 @@
+"""``manage.py load_demo``: the "Night Owls Demo" server, modelled on examples/night-owls-lounge.json.
+
+Idempotent: every row is written with ``update_or_create`` on its natural key, so a second run
+leaves the same rows (times relative to now are refreshed, so reminders and blocks stay pending).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from personas.models import (
+    GLOBAL_LINEAGE_ID,
+    DiscordUser,
+    Persona,
+    PersonaAttribute,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PersonaUserBlock,
+    PrivacyLevel,
+    Reminder,
+    Server,
+    ServerEmoji,
+    ServerMember,
+    ServerMemory,
+    ServerSettings,
+    UserPersonaNamingPreference,
+)
+
+DEMO_SERVER_DISC_ID = "4190"
+DEMO_SERVER_NAME = "Night Owls Demo"
+DEMO_CHANNEL_DISC_ID = "4200"
+DEMO_BOT_DISC_ID = "9000"
+
+# (disc_id, username, global_name, privacy level, saved nickname, pronouns, member nickname, roles)
+USERS: list[tuple[str, str, str, PrivacyLevel, str | None, str | None, str | None, list[dict[str, Any]]]] = [
+    ("11", "mina", "Mina", PrivacyLevel.MINIMAL, "Minnie", "she/her", "Mina-chan", [
+        {"id": "501", "name": "Regular", "position": 2},
+    ]),
+    ("12", "jun", "Jun", PrivacyLevel.PARTIAL, None, None, None, []),
+    ("13", "rei", "Rei", PrivacyLevel.FULL, "Ray", None, None, []),
+    ("14", "okabe", "Okabe", PrivacyLevel.MINIMAL, None, None, None, [
+        {"id": "502", "name": "Moderator", "position": 5},
+        {"id": "501", "name": "Regular", "position": 2},
+    ]),
+    ("15", "sora", "Sora", PrivacyLevel.MINIMAL, None, "they/them", "Sora ☁", []),
+]  # fmt: skip
+
+
+class Command(BaseCommand):
+    help = (
+        "Create or refresh the 'Night Owls Demo' server: main persona Tomori and alter Pip (public and "
+        "private attributes), users at every privacy level (Mina MINIMAL, Jun PARTIAL, Rei FULL), personal "
+        "memories in each persona's lineage and in lineage 0 (global), a server memory, human reminders and "
+        "a persona self-task, a blacklisted user (Okabe), a persona block (Pip blocks Sora) and members with "
+        "roles. Safe to run any number of times: rows are updated in place, never duplicated."
+    )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with transaction.atomic():
+            self.load()
+        self.stdout.write(self.style.SUCCESS(f"Demo server '{DEMO_SERVER_NAME}' is ready."))
+
+    def step(self, message: str) -> None:
+        self.stdout.write(f"  · {message}")
+
+    def load(self) -> None:
+        now = timezone.now()
+        server, _ = Server.objects.update_or_create(
+            server_disc_id=DEMO_SERVER_DISC_ID,
+            defaults={"name": DEMO_SERVER_NAME, "description": "Late-night chat and games (demo data)"},
+        )
+        ServerSettings.objects.update_or_create(
+            server=server,
+            defaults={"message_fetch_limit": 50, "timezone_offset": Decimal(9), "memory_tagging_enabled": False},
+        )
+        self.step(f"server {server.name} ({server.server_disc_id}) with settings (UTC+9, 50 messages)")
+
+        tomori, _ = Persona.objects.update_or_create(
+            server=server,
+            persona_nickname="Tomori",
+            defaults={
+                "is_alter": False,
+                "trigger_words": ["tomori"],
+                "persona_prompt": "Tomori is a calm night-shift librarian.",
+                "physical_appearance_tags": ["short hair", "glasses"],
+                "sample_dialogue": [
+                    {"role": "user", "text": "Still awake, Tomori?"},
+                    {"role": "model", "text": "The library never really sleeps. Neither do I."},
+                ],
+            },
+        )
+        pip, _ = Persona.objects.update_or_create(
+            server=server,
+            persona_nickname="Pip",
+            defaults={
+                "is_alter": True,
+                "trigger_words": ["pip"],
+                "persona_prompt": "Pip is an excitable parrot.",
+                "physical_appearance_tags": ["green feathers"],
+            },
+        )
+        for persona, attributes in (
+            (tomori, [("Loves old detective novels", True), ("Secretly afraid of thunder", False)]),
+            (pip, [("Collects shiny buttons", True), ("Cannot actually fly very far", False)]),
+        ):
+            for order, (text, is_public) in enumerate(attributes, start=1):
+                PersonaAttribute.objects.update_or_create(
+                    persona=persona, attribute_order=order, defaults={"attribute_text": text, "is_public": is_public}
+                )
+        self.step(
+            f"personas Tomori (main, lineage {tomori.persona_lineage_id}) and Pip "
+            f"(alter, lineage {pip.persona_lineage_id}), each with a public and a private attribute"
+        )
+
+        users: dict[str, DiscordUser] = {}
+        for disc_id, username, global_name, level, nickname, pronouns, member_nick, roles in USERS:
+            users[username], _ = DiscordUser.objects.update_or_create(
+                user_disc_id=disc_id,
+                defaults={
+                    "username": username,
+                    "global_name": global_name,
+                    "privacy_level": level,
+                    "user_nickname": nickname,
+                    "pronouns": pronouns,
+                },
+            )
+            ServerMember.objects.update_or_create(
+                server=server,
+                user_disc_id=disc_id,
+                defaults={
+                    "username": username,
+                    "global_name": global_name,
+                    "nickname": member_nick,
+                    "display_name": member_nick or global_name,
+                    "roles": roles,
+                    "presence_status": "online",
+                },
+            )
+        DiscordUser.objects.update_or_create(
+            user_disc_id=DEMO_BOT_DISC_ID, defaults={"username": "tomoribot", "global_name": "Tomori"}
+        )
+        ServerMember.objects.update_or_create(
+            server=server,
+            user_disc_id=DEMO_BOT_DISC_ID,
+            defaults={"username": "tomoribot", "global_name": "Tomori", "display_name": "Tomori", "is_bot": True},
+        )
+        users["mina"].timezone_offset = 9
+        users["mina"].physical_appearance_tags = ["red scarf"]
+        users["mina"].save(update_fields=["timezone_offset", "physical_appearance_tags", "updated_at"])
+        self.step("users Mina (MINIMAL), Jun (PARTIAL), Rei (FULL), Okabe, Sora and the bot, all server members")
+
+        memories = [
+            (users["mina"], tomori.persona_lineage_id, "{user} is studying for a chemistry exam", ["school"]),
+            (users["mina"], GLOBAL_LINEAGE_ID, "{user} prefers green tea", []),
+            (users["mina"], pip.persona_lineage_id, "{user} taught {bot} a whistle", []),
+            (users["rei"], tomori.persona_lineage_id, "{user} lives near the station", []),
+            (users["okabe"], tomori.persona_lineage_id, "{user} runs the Friday game night", ["#lounge"]),
+            (users["sora"], GLOBAL_LINEAGE_ID, "{user} draws the server's event banners", []),
+        ]
+        for user, lineage, content, tags in memories:
+            PersonalMemory.objects.update_or_create(
+                user=user, persona_lineage_id=lineage, content=content, defaults={"tags": tags}
+            )
+        ServerMemory.objects.update_or_create(
+            server=server,
+            persona_lineage_id=tomori.persona_lineage_id,
+            content="Game night is every Friday at 21:00",
+            defaults={"persona": tomori, "user": users["okabe"], "tags": ["events"]},
+        )
+        UserPersonaNamingPreference.objects.update_or_create(
+            user=users["mina"], persona_lineage_id=pip.persona_lineage_id, defaults={"nickname_override": "Birdie"}
+        )
+        self.step(f"{len(memories)} personal memories (Tomori's, Pip's and global lineage 0) and a server memory")
+
+        reminders = [
+            ("11", "Mina", "Remind Mina about the chemistry exam", tomori, False, None, timedelta(hours=10)),
+            ("12", "Jun", "Ask Jun how the move went", pip, False, None, timedelta(days=2)),
+            (DEMO_BOT_DISC_ID, "Tomori", "Post the book-club poll", tomori, True, 168, timedelta(days=1)),
+        ]
+        for target, nickname, purpose, persona, self_task, repeat, due_in in reminders:
+            Reminder.objects.update_or_create(
+                server=server,
+                user_discord_id=target,
+                reminder_purpose=purpose,
+                defaults={
+                    "channel_disc_id": DEMO_CHANNEL_DISC_ID,
+                    "user_nickname": nickname,
+                    "persona": persona,
+                    "self_reminder": self_task,
+                    "repetition_interval_hours": repeat,
+                    "reminder_time": now + due_in,
+                    "status": Reminder.Status.PENDING,
+                    "next_attempt_at": None,
+                    "delivery_retry_count": 0,
+                    "last_error": "",
+                },
+            )
+        self.step("two human reminders and Tomori's weekly self-task, all pending")
+
+        PersonalizationBlacklist.objects.update_or_create(
+            server=server, user_disc_id="14", defaults={"reason": "Asked not to be personalized (demo)"}
+        )
+        PersonaUserBlock.objects.update_or_create(
+            server=server,
+            persona=pip,
+            user_disc_id="15",
+            defaults={
+                "block_type": PersonaUserBlock.BlockType.BLOCK,
+                "reason": "Kept teasing Pip (demo)",
+                "expires_at": now + timedelta(days=30),
+            },
+        )
+        self.step("Okabe on the personalization blacklist; Pip blocks Sora for 30 days")
+
+        for emoji_id, name, emotion in (("7701", "owl_wave", "happy"), ("7702", "sleepy_owl", "tired")):
+            ServerEmoji.objects.update_or_create(
+                server=server, emoji_disc_id=emoji_id, defaults={"emoji_name": name, "emotion_key": emotion}
+            )
+        self.step("two server emojis")

@@ -1,0 +1,136 @@
+"""``manage.py serve``: the one process ``make run`` starts.
+
+Runs the ASGI application (HTTP and websockets) under daphne, serves the admin's static files
+itself when DEBUG is on (no whitenoise, no collectstatic needed for a local start), and starts the
+Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import sys
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.core.management import get_commands
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+logger = logging.getLogger("botplatform.serve")
+
+CHILD_STOP_SECONDS = 10
+_ID_SEGMENT = re.compile(r"(?<=/)\d+(?=/|$)")
+
+
+def access_log(protocol: Any, action: str, details: dict[str, Any]) -> None:
+    """One line per request without ids: numeric path segments are masked and query strings dropped."""
+    path = _ID_SEGMENT.sub("<id>", str(details.get("path", "")).split("?", 1)[0])
+    if action == "complete":
+        logger.info("%s %s %s", details.get("method", "-"), path, details.get("status", "-"))
+    elif action in {"connected", "disconnected", "rejected"}:
+        logger.info("websocket %s %s", action, path)
+
+
+class BotProcess:
+    """``manage.py runbot`` as a child; its unexpected exit is logged, its planned stop is not."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stopping = False
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(settings.BASE_DIR / "manage.py"), "runbot"])
+        logger.info("Discord bot started (manage.py runbot, pid %s)", self.proc.pid)
+        threading.Thread(target=self._watch, name="runbot-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        assert self.proc is not None
+        code = self.proc.wait()
+        if not self.stopping:
+            logger.error("Discord bot exited with status %s; the web server keeps running without it", code)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.stopping = True
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=CHILD_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the platform (admin, API, playground, websockets) with daphne on HOST:PORT. Static files "
+        "are served by the process when DEBUG is on (or with --serve-static). When DISCORD_TOKEN is set, "
+        "the Discord bot (manage.py runbot) runs as a child process and stops with the server."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1", help="Interface to bind (default 127.0.0.1).")
+        parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000).")
+        parser.add_argument(
+            "--serve-static",
+            action="store_true",
+            help="Serve /static/ from the apps even when DEBUG is off (normally a reverse proxy does).",
+        )
+        parser.add_argument("--no-bot", action="store_true", help="Do not start the Discord bot.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # Imported here: daphne installs Twisted's asyncio reactor on import, which only this command needs.
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+        from botplatform.asgi import application
+
+        self.check_migrations()
+        host, port = options["host"], options["port"]
+        app: Any = application
+        if settings.DEBUG or options["serve_static"]:
+            app = ASGIStaticFilesHandler(application)
+        base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+        logger.info("Tomori Platform on %s/admin/ (API docs: %s/api/docs)", base, base)
+        self.explain_background_work()
+
+        bot = BotProcess()
+        if options["no_bot"]:
+            logger.info("Discord bot not started (--no-bot)")
+        elif not settings.DISCORD_TOKEN:
+            logger.info("DISCORD_TOKEN is not set: serving without the Discord bot (admin, API and playground work)")
+        elif "runbot" not in get_commands():
+            logger.error("DISCORD_TOKEN is set but this build has no runbot command; serving without the bot")
+        else:
+            bot.start()
+
+        server = Server(
+            application=app,
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            signal_handlers=True,
+            action_logger=access_log,
+            http_timeout=None,
+            websocket_handshake_timeout=5,
+            application_close_timeout=10,
+        )
+        try:
+            server.run()
+        finally:
+            bot.stop()
+        if not server.listening_addresses:
+            raise CommandError(f"Could not listen on {host}:{port} (is the port in use?)")
+
+    def explain_background_work(self) -> None:
+        if settings.REDIS_URL:
+            logger.info(
+                "REDIS_URL is set: Celery tasks go to the broker and the channel layer is Redis. "
+                "Run a worker with beat next to this server: celery -A botplatform worker -B"
+            )
+        else:
+            logger.info(
+                "REDIS_URL is not set: tasks run in this process, the live feed reaches only this "
+                "process's websockets, and there is no beat schedule"
+            )

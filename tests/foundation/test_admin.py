@@ -1,0 +1,312 @@
+"""Moderator admin: constant query cost per changelist page, lineage filter, and actions wired to personas.actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from chatcontext.models import VoiceTranscript
+from personas.models import (
+    GLOBAL_LINEAGE_ID,
+    DiscordUser,
+    Persona,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PersonaUserBlock,
+    PrivacyLevel,
+    Reminder,
+    Server,
+    ServerMember,
+    ServerMemory,
+    UserPersonaNamingPreference,
+)
+
+pytestmark = pytest.mark.django_db
+
+# One bound for every changelist at 1 row and at 200 rows: session, user, count, page, filters,
+# date hierarchy. A query per row would blow it at 200.
+CHANGELIST_MAX_QUERIES = 12
+
+
+def _users(n: int) -> list[DiscordUser]:
+    return DiscordUser.objects.bulk_create(
+        DiscordUser(user_disc_id=str(10_000 + i), username=f"u{i}", privacy_level=i % 3) for i in range(n)
+    )
+
+
+def _personal_memories(n: int, server: Server, persona: Persona) -> None:
+    users = _users(n)
+    PersonalMemory.objects.bulk_create(
+        PersonalMemory(
+            user=u,
+            persona_lineage_id=GLOBAL_LINEAGE_ID if i % 2 else persona.persona_lineage_id,
+            content=f"memory {i}",
+            tags=["t"],
+        )
+        for i, u in enumerate(users)
+    )
+
+
+def _discord_users(n: int, server: Server, persona: Persona) -> None:
+    for u in _users(n):
+        PersonalMemory.objects.create(user=u, persona_lineage_id=persona.persona_lineage_id, content="likes owls")
+
+
+def _reminders(n: int, server: Server, persona: Persona) -> None:
+    creator = _users(1)[0]
+    Reminder.objects.bulk_create(
+        Reminder(
+            server=server,
+            persona=persona if i % 3 else None,
+            channel_disc_id="4200",
+            user_discord_id=str(20_000 + i),
+            reminder_purpose=f"task {i}",
+            reminder_time=timezone.now() + timedelta(hours=i + 1),
+            self_reminder=i % 2 == 0,
+            created_by_user=creator,
+        )
+        for i in range(n)
+    )
+
+
+def _server_memories(n: int, server: Server, persona: Persona) -> None:
+    author = _users(1)[0]
+    ServerMemory.objects.bulk_create(
+        ServerMemory(
+            server=server, persona=persona, persona_lineage_id=persona.persona_lineage_id, user=author, content=f"m{i}"
+        )
+        for i in range(n)
+    )
+
+
+def _blacklist(n: int, server: Server, persona: Persona) -> None:
+    _users(n)
+    PersonalizationBlacklist.objects.bulk_create(
+        PersonalizationBlacklist(server=server, user_disc_id=str(10_000 + i)) for i in range(n)
+    )
+
+
+def _blocks(n: int, server: Server, persona: Persona) -> None:
+    PersonaUserBlock.objects.bulk_create(
+        PersonaUserBlock(
+            server=server,
+            persona=persona,
+            user_disc_id=str(30_000 + i),
+            reason="spam",
+            expires_at=timezone.now() + timedelta(days=1),
+        )
+        for i in range(n)
+    )
+
+
+def _members(n: int, server: Server, persona: Persona) -> None:
+    ServerMember.objects.bulk_create(
+        ServerMember(server=server, user_disc_id=str(40_000 + i), roles=[{"id": "1", "name": "Regular", "position": 1}])
+        for i in range(n)
+    )
+
+
+def _personas(n: int, server: Server, persona: Persona) -> None:
+    for i in range(n - 1):
+        Persona.objects.create(server=server, persona_nickname=f"Alter {i}", is_alter=True)
+
+
+def _servers(n: int, server: Server, persona: Persona) -> None:
+    for i in range(n - 1):
+        Server.objects.create(server_disc_id=str(50_000 + i), name=f"S{i}")
+
+
+def _naming(n: int, server: Server, persona: Persona) -> None:
+    UserPersonaNamingPreference.objects.bulk_create(
+        UserPersonaNamingPreference(user=u, persona_lineage_id=persona.persona_lineage_id, nickname_override="N")
+        for u in _users(n)
+    )
+
+
+CHANGELISTS: dict[str, Callable[[int, Server, Persona], None]] = {
+    "personalmemory": _personal_memories,
+    "discorduser": _discord_users,
+    "reminder": _reminders,
+    "servermemory": _server_memories,
+    "personalizationblacklist": _blacklist,
+    "personauserblock": _blocks,
+    "servermember": _members,
+    "persona": _personas,
+    "server": _servers,
+    "userpersonanamingpreference": _naming,
+}
+
+
+@pytest.mark.parametrize("rows", [1, 200])
+@pytest.mark.parametrize("model", sorted(CHANGELISTS))
+def test_changelist_costs_constant_queries_at_1_and_200_rows(
+    admin_client: Client, django_assert_max_num_queries, main_persona: Persona, model: str, rows: int
+) -> None:
+    CHANGELISTS[model](rows, main_persona.server, main_persona)
+    url = reverse(f"admin:personas_{model}_changelist")
+    with django_assert_max_num_queries(CHANGELIST_MAX_QUERIES):
+        response = admin_client.get(url)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count >= rows
+
+
+@pytest.mark.parametrize("rows", [1, 200])
+def test_filtered_and_searched_memory_changelist_stays_bounded(
+    admin_client: Client, django_assert_max_num_queries, main_persona: Persona, rows: int
+) -> None:
+    _personal_memories(rows, main_persona.server, main_persona)
+    url = reverse("admin:personas_personalmemory_changelist")
+    params = {"lineage": main_persona.persona_lineage_id, "q": "memory", "user__privacy_level__exact": 0}
+    with django_assert_max_num_queries(CHANGELIST_MAX_QUERIES):
+        response = admin_client.get(url, params)
+    assert response.status_code == 200
+    shown = {m.persona_lineage_id for m in response.context["cl"].result_list}
+    assert shown == {main_persona.persona_lineage_id}
+
+
+def test_lineage_filter_offers_the_lineages_present_with_persona_names(
+    admin_client: Client, main_persona: Persona, user: DiscordUser
+) -> None:
+    alter = Persona.objects.create(server=main_persona.server, persona_nickname="Pip", is_alter=True)
+    PersonalMemory.objects.create(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID, content="tea")
+    PersonalMemory.objects.create(user=user, persona_lineage_id=main_persona.persona_lineage_id, content="exam")
+    response = admin_client.get(reverse("admin:personas_personalmemory_changelist"))
+    lineage_filter = next(f for f in response.context["cl"].filter_specs if f.parameter_name == "lineage")
+    choices = dict(lineage_filter.lookup_choices)
+    assert choices == {
+        "0": "0 · global (every persona)",
+        str(main_persona.persona_lineage_id): f"{main_persona.persona_lineage_id} · Tomori ({main_persona.server})",
+    }
+    assert str(alter.persona_lineage_id) not in choices
+
+
+def test_memory_add_form_refuses_past_the_limit(admin_client: Client, settings, user: DiscordUser) -> None:
+    settings.TOMORI = {**settings.TOMORI, "MAX_PERSONAL_MEMORIES": 1}
+    PersonalMemory.objects.create(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID, content="tea")
+    response = admin_client.post(
+        reverse("admin:personas_personalmemory_add"),
+        {"user": user.pk, "persona_lineage_id": 10000, "content": "one more", "tags": "[]"},
+    )
+    assert response.status_code == 200
+    assert "already has 1 memories" in response.content.decode()
+    assert PersonalMemory.objects.filter(user=user).count() == 1
+
+
+def test_memory_add_form_goes_through_the_action(admin_client: Client, user: DiscordUser) -> None:
+    response = admin_client.post(
+        reverse("admin:personas_personalmemory_add"),
+        {"user": user.pk, "persona_lineage_id": 0, "content": "  likes tea  ", "tags": '["drinks", " drinks "]'},
+    )
+    assert response.status_code == 302
+    memory = PersonalMemory.objects.get(user=user)
+    assert (memory.content, memory.tags) == ("likes tea", ["drinks"])
+
+
+def test_memory_add_form_refuses_unassigned_lineage(admin_client: Client, user: DiscordUser) -> None:
+    response = admin_client.post(
+        reverse("admin:personas_personalmemory_add"),
+        {"user": user.pk, "persona_lineage_id": 42, "content": "x", "tags": "[]"},
+    )
+    assert response.status_code == 200
+    assert not PersonalMemory.objects.exists()
+
+
+def test_forget_action_asks_for_confirmation_then_forgets(
+    admin_client: Client, main_persona: Persona, user: DiscordUser
+) -> None:
+    PersonalMemory.objects.create(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID, content="tea")
+    url = reverse("admin:personas_discorduser_changelist")
+    data = {"action": "forget_users", "_selected_action": [user.pk]}
+    confirm = admin_client.post(url, data)
+    assert confirm.status_code == 200
+    assert "Forget these users?" in confirm.content.decode()
+    assert PersonalMemory.objects.filter(user=user).exists()
+    done = admin_client.post(url, {**data, "confirm": "yes"}, follow=True)
+    assert "Forgot 1 user(s): 1 personal memories" in done.content.decode()
+    assert not PersonalMemory.objects.filter(user=user).exists()
+
+
+def test_privacy_level_actions(admin_client: Client, make_user) -> None:
+    a, b = make_user(), make_user(privacy_level=PrivacyLevel.PARTIAL)
+    admin_client.post(
+        reverse("admin:personas_discorduser_changelist"),
+        {"action": "set_privacy_full", "_selected_action": [a.pk, b.pk]},
+    )
+    assert set(DiscordUser.objects.filter(pk__in=[a.pk, b.pk]).values_list("privacy_level", flat=True)) == {
+        PrivacyLevel.FULL
+    }
+
+
+def test_cancel_reminders_action_leaves_fired_ones(admin_client: Client, make_reminder) -> None:
+    pending = make_reminder()
+    fired = make_reminder(status=Reminder.Status.FIRED)
+    admin_client.post(
+        reverse("admin:personas_reminder_changelist"),
+        {"action": "cancel_reminders", "_selected_action": [pending.pk, fired.pk]},
+    )
+    pending.refresh_from_db()
+    fired.refresh_from_db()
+    assert (pending.status, fired.status) == (Reminder.Status.CANCELLED, Reminder.Status.FIRED)
+
+
+@pytest.mark.parametrize(("kind", "expected"), [("human", {"task 1"}), ("self", {"task 0", "task 2"})])
+def test_reminder_kind_filter_separates_self_tasks(
+    admin_client: Client, main_persona: Persona, kind: str, expected: set[str]
+) -> None:
+    _reminders(3, main_persona.server, main_persona)
+    response = admin_client.get(reverse("admin:personas_reminder_changelist"), {"kind": kind})
+    assert {r.reminder_purpose for r in response.context["cl"].result_list} == expected
+
+
+def test_change_pages_render(admin_client: Client, main_persona: Persona, user: DiscordUser) -> None:
+    PersonalMemory.objects.create(user=user, persona_lineage_id=main_persona.persona_lineage_id, content="exam")
+    for name, pk in [
+        ("discorduser", user.pk),
+        ("server", main_persona.server.pk),
+        ("persona", main_persona.pk),
+    ]:
+        assert admin_client.get(reverse(f"admin:personas_{name}_change", args=[pk])).status_code == 200
+    for name in ["discorduser", "server", "persona", "personalmemory", "reminder", "personauserblock"]:
+        assert admin_client.get(reverse(f"admin:personas_{name}_add")).status_code == 200
+
+
+def test_user_change_form_saves_privacy_through_the_action(admin_client: Client, user: DiscordUser) -> None:
+    url = reverse("admin:personas_discorduser_change", args=[user.pk])
+    form = admin_client.get(url).context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None and k != "physical_appearance_tags"}
+    data.update(
+        {
+            "privacy_level": PrivacyLevel.FULL,
+            "physical_appearance_tags": "[]",
+            "personal_memories-TOTAL_FORMS": 0,
+            "personal_memories-INITIAL_FORMS": 0,
+            "naming_preferences-TOTAL_FORMS": 0,
+            "naming_preferences-INITIAL_FORMS": 0,
+        }
+    )
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    user.refresh_from_db()
+    assert user.privacy_level == PrivacyLevel.FULL
+
+
+def test_llm_api_key_is_never_rendered_and_kept_when_left_empty(admin_client: Client, server: Server) -> None:
+    server.settings.llm_api_key = "sk-secret-value"
+    server.settings.save()
+    page = admin_client.get(reverse("admin:personas_server_change", args=[server.pk])).content.decode()
+    assert "sk-secret-value" not in page
+    assert "demos and tests only" in page
+
+
+def test_voice_transcript_changelist_is_read_only(admin_client: Client) -> None:
+    VoiceTranscript.objects.create(message_disc_id="6009", transcript="is the library open", cached_at=timezone.now())
+    response = admin_client.get(reverse("admin:chatcontext_voicetranscript_changelist"))
+    assert response.status_code == 200
+    assert "is the library open" in response.content.decode()
+    add = admin_client.get(reverse("admin:chatcontext_voicetranscript_add"))
+    assert add.status_code == 403

@@ -1,0 +1,38 @@
+"""Settings come from the environment; a production-like start without SECRET_KEY is refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY[:4])"
+
+
+def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}}
+    base.update(DJANGO_SETTINGS_MODULE="botplatform.settings", TOMORI_VAR_DIR=str(tmp_path), **env)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_secret_key_required_when_debug_is_off(tmp_path: Path) -> None:
+    result = _run(tmp_path, DEBUG="0")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_secret_key_from_environment_when_debug_is_off(tmp_path: Path) -> None:
+    result = _run(tmp_path, DEBUG="0", SECRET_KEY="prod-key-from-env")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "prod"
+
+
+def test_generated_development_key_when_debug_is_on(tmp_path: Path) -> None:
+    result = _run(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "dev-"
