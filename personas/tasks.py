@@ -10,7 +10,7 @@ from typing import Any
 
 from celery import shared_task
 
-from personas import reminders_service, retention
+from personas import actions, reminders_service, retention
 
 
 @shared_task(name="personas.tasks.fire_due_reminders", ignore_result=True, time_limit=300)
@@ -28,3 +28,9 @@ def fire_due_reminders() -> dict[str, int]:
 def prune_prompt_records() -> dict[str, Any]:
     """Daily: delete prompt records older than each server's retention."""
     return asdict(retention.prune_prompt_records())
+
+
+@shared_task(name="personas.tasks.forget_user", acks_late=True, time_limit=600)
+def forget_user(user_disc_id: str) -> dict[str, Any]:
+    """Forget-me off the request path; idempotent (a second run finds nothing left to delete)."""
+    return actions.forget_user(user_disc_id).as_dict()

