@@ -18,7 +18,6 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from chatcontext.descriptors import (
@@ -34,6 +33,7 @@ from chatcontext.participants.target_index import (
     merge_target_indexes,
     persona_mention_catalogue,
 )
+from chatcontext.participants.timefmt import format_schedule_time, utc_label
 from chatcontext.preset import Preset, reassemble_with_preset
 from chatcontext.types import (
     BlockRow,
@@ -82,10 +82,6 @@ _CODE_SPAN = re.compile(r"(```[\s\S]*?```|`[^`]*`)")
 _CUSTOM_EMOJI = re.compile(r"<a?:([^:>]+):\d{17,20}>")
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _SPEAKER_PREFIX = r"^\s*(?:{name}|\{{\{{?(?:char|bot)\}}?\}})(?:\s*\([^)]+\))?\s*[:：]"
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -119,7 +115,8 @@ class BuilderInputs:
     emojis: Sequence[EmojiRow] | None = None
     stickers: Sequence[StickerRow] | None = None
     participant_profile_item: ContextItem | None = None
-    participant_tail_items: Sequence[ContextItem] = ()
+    # Presence then current context (participants.md R-01); None entries (no presence) are skipped.
+    participant_tail_items: Sequence[ContextItem | None] = ()
     history_user_labels: Mapping[str, str] = field(default_factory=dict)
     history_persona_mention_labels: Mapping[str, str] = field(default_factory=dict)
     media: MediaConfig = field(default_factory=MediaConfig)
@@ -152,23 +149,6 @@ class BuilderOutput:
 
 def _item(role: Role, text: str, tag: ContextItemTag | None, **extra: Any) -> ContextItem:
     return ContextItem(role=role, parts=[TextPart(text)], metadata_tag=tag, **extra)
-
-
-def utc_label(offset_hours: float) -> str:
-    if offset_hours == 0:
-        return "UTC+0"
-    return f"UTC{'+' if offset_hours > 0 else '-'}{abs(offset_hours):g}"
-
-
-def format_time(ms: int, offset_hours: float) -> str:
-    """`May 21, 2026, 06:00 PM (UTC+9)` at the server offset."""
-    local = datetime.fromtimestamp(ms / 1000, tz=UTC) + timedelta(hours=offset_hours)
-    hour12 = local.hour % 12 or 12
-    meridiem = "AM" if local.hour < 12 else "PM"
-    return (
-        f"{_MONTHS[local.month - 1]} {local.day}, {local.year}, {hour12:02d}:{local.minute:02d} {meridiem} "
-        f"({utc_label(offset_hours)})"
-    )
 
 
 def normalize_custom_emojis(text: str) -> str:
@@ -264,6 +244,7 @@ def persona_user_blocks_item(inputs: BuilderInputs, text: _Text) -> ContextItem 
         f"[System: Active persona-scoped user blocks for {bot}:",
         f"These blocks affect only {bot}. They are not deletion, forgetting, or memory redaction rules.",
     ]
+    offset = inputs.server.timezone_offset
     for block in inputs.active_blocks:
         effect = (
             f"cannot trigger {bot}"
@@ -273,7 +254,7 @@ def persona_user_blocks_item(inputs: BuilderInputs, text: _Text) -> ContextItem 
         lines += [
             "",
             f"- <@{block.user_disc_id}> ({block.block_type}): {effect}.",
-            f"  Expires: {format_time(block.expires_at_ms, inputs.server.timezone_offset)}",
+            f"  Expires: {format_schedule_time(block.expires_at_ms, offset)} ({utc_label(offset)})",
         ]
         if block.reason.strip():
             lines.append(f"  Reason: {block.reason.strip()}")
@@ -448,7 +429,7 @@ def build_context(inputs: BuilderInputs) -> BuilderOutput:
     items = [system_instruction_item(inputs), *(item for item in optional if item is not None)]
     items += sample_dialogue_items(inputs, text)
     items += dialogue_history_items(inputs, text)
-    items += [dataclasses.replace(item, placement="tail") for item in inputs.participant_tail_items]
+    items += [dataclasses.replace(item, placement="tail") for item in inputs.participant_tail_items if item is not None]
     if inputs.preset is not None and inputs.impersonation is None:
         items = reassemble_with_preset(
             items, inputs.preset, char_name=inputs.persona.persona_nickname, user_name=text.user

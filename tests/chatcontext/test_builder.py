@@ -9,7 +9,6 @@ from dataclasses import replace
 from chatcontext.builder import (
     attach_persona_catalog,
     build_context,
-    format_time,
     merge_for_strict_alternation,
     normalize_custom_emojis,
 )
@@ -53,8 +52,9 @@ def profile_item() -> ContextItem:
     )
 
 
-def tail_items() -> list[ContextItem]:
+def tail_items() -> list[ContextItem | None]:
     return [
+        None,
         ContextItem(role="user", parts=[TextPart("[System: presence]")], metadata_tag=Tag.KNOWLEDGE_USER_STATUS),
         ContextItem(role="user", parts=[TextPart("[System: clock]")], metadata_tag=Tag.KNOWLEDGE_CURRENT_CONTEXT),
     ]
@@ -126,7 +126,7 @@ def test_r16_knowledge_item_texts() -> None:
     assert items[Tag.KNOWLEDGE_STICKERS].endswith('- "wave"')
     blocks = items[Tag.KNOWLEDGE_PERSONA_USER_BLOCKS]
     assert f"- <@{U2}> (block): cannot trigger Tomori" in blocks
-    assert "Expires: May 21, 2026, 11:30 AM (UTC+0)" in blocks and "Reason: spam" in blocks
+    assert "Expires: Thu, May 21, 2026, 11:30 AM (UTC+0)" in blocks and "Reason: spam" in blocks
 
 
 def test_r16_optional_items_are_omitted_when_empty() -> None:
@@ -284,9 +284,7 @@ def test_r19_strict_alternation_merge_keeps_participant_metadata() -> None:
     assert len(items[2].parts) == 1  # inputs are not mutated
 
 
-def test_helpers() -> None:
+def test_custom_emojis_normalized_outside_code() -> None:
     assert normalize_custom_emojis("a <a:dance:123456789012345678> ```<:x:123456789012345678>```") == (
         "a :dance: ```<:x:123456789012345678>```"
     )
-    assert format_time(NOW_MS, 9) == "May 21, 2026, 06:30 PM (UTC+9)"
-    assert format_time(NOW_MS, -5.5) == "May 21, 2026, 04:00 AM (UTC-5.5)"
