@@ -104,9 +104,9 @@ else:
     }
 # `replay_turn` and the inspector's replays load a turn snapshot's rows into this private in-memory
 # database (one per thread) and roll back, so a replay never touches, collides with or depends on
-# the live data (chatcontext/replay.py). Queries reach it only inside `replay_database()`.
+# the live data (chatcontext/scratch.py). Queries reach it only inside `replay_database()`.
 DATABASES["replay"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
-DATABASE_ROUTERS = ["chatcontext.replay.ReplayRouter"]
+DATABASE_ROUTERS = ["chatcontext.scratch.ReplayRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()

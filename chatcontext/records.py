@@ -49,7 +49,8 @@ def _snapshot_user_ids(snapshot: Mapping[str, Any]) -> Iterator[str]:
         for row in snapshot.get(key) or []:
             yield row["user_disc_id"]
     for message in snapshot.get("messages") or []:
-        yield message["author"]["id"]
+        if not message.get("webhook_id"):  # a webhook's author id is the webhook, not a person
+            yield message["author"]["id"]
         for forwarded in message.get("message_snapshots") or []:
             if forwarded.get("author"):
                 yield forwarded["author"]["id"]

@@ -1,70 +1,59 @@
-"""Replaying a turn snapshot on a private scratch database (turn-snapshot.md §3).
-
-A replay must not depend on, collide with, or outlive the live database: a snapshot exported from
-this very server carries the same server, user and reminder ids as live rows, and the database's
-own sequences would make internal ids (persona ids in `author_id`, memory ids rendered as `ID:N`)
-differ from run to run on PostgreSQL. So ``replay_database()`` routes every ORM query of the
-current context (thread or task) to the ``replay`` alias — an in-memory SQLite database private to
-the thread — where the snapshot's rows are loaded inside a transaction that is always rolled back.
-Every replay therefore starts from empty tables and the same ids, whatever the live database holds
-and whichever backend it runs on.
-
-Only the ``--record`` prompt record is written, after the scratch transaction, to the live
+"""Replaying a turn snapshot (turn-snapshot.md §3): ``replay_turn``, the inspector and the
+playground assemble a snapshot's turn with ``replay_snapshot`` on the scratch database of
+``chatcontext.scratch``. Only the ``--record`` prompt record is written, afterwards, to the live
 database (``chatcontext.records``).
 """
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from django.apps import apps
-from django.db import connections, transaction
-
-REPLAY_ALIAS = "replay"
-
-_active: contextvars.ContextVar[bool] = contextvars.ContextVar("tomori_replay_database", default=False)
-
-
-class ReplayRouter:
-    """Sends reads and writes to the scratch alias while ``replay_database()`` is active in this
-    context; otherwise expresses no opinion, so the default database is used as usual."""
-
-    def db_for_read(self, model: type[Any], **hints: Any) -> str | None:
-        return REPLAY_ALIAS if _active.get() else None
-
-    def db_for_write(self, model: type[Any], **hints: Any) -> str | None:
-        return REPLAY_ALIAS if _active.get() else None
+from chatcontext.config import StageConfig
+from chatcontext.pipeline import build_turn_context
+from chatcontext.scratch import replay_database
+from chatcontext.snapshot import (
+    load_snapshot_rows,
+    parse_members,
+    parse_messages,
+    snapshot_chat_turn,
+    snapshot_transport,
+    transcript_cache,
+)
+from chatcontext.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
+from chatcontext.voice import Transcriber
 
 
-def _ensure_schema() -> None:
-    """Create every table on the scratch connection once per connection (in-memory SQLite lives as
-    long as its thread's connection). Building tables from the current models takes milliseconds,
-    unlike running the migration history."""
-    connection = connections[REPLAY_ALIAS]
-    if "servers" in connection.introspection.table_names():
-        return
-    if connection.in_atomic_block:
-        raise RuntimeError("the replay database needs its tables created outside a transaction")
-    with connection.schema_editor() as editor:
-        for model in apps.get_models():
-            if model._meta.managed and not model._meta.proxy:
-                editor.create_model(model)
+def local_file_transcriber(attachment: Attachment, message: DiscordMessage) -> str | None:
+    """turn-snapshot.md §1: audio without a known transcript is transcribed by the real
+    speech-to-text path when its url is a local `file://` path, and gets none otherwise."""
+    if not attachment.url.startswith("file://"):
+        return None
+    from bot.voice.fetch import fetch_audio
+    from bot.voice.transcribe import default_transcriber
+
+    return default_transcriber().transcribe(fetch_audio(attachment.url)).text
 
 
-@contextmanager
-def replay_database() -> Iterator[str]:
-    """Route this context's ORM traffic to the scratch database inside a transaction that is rolled
-    back on exit, whatever happens inside. Yields the alias."""
-    _ensure_schema()
-    token = _active.set(True)
-    try:
-        with transaction.atomic(using=REPLAY_ALIAS):
-            try:
-                yield REPLAY_ALIAS
-            finally:
-                transaction.set_rollback(True, using=REPLAY_ALIAS)
-    finally:
-        _active.reset(token)
+def _constant_clock() -> float:
+    return 0.0
+
+
+def replay_snapshot(
+    doc: JSONDict, *, config: StageConfig | None = None, transcriber: Transcriber | None = local_file_transcriber
+) -> ChatTurnContext:
+    """Assemble the turn a validated snapshot describes, on the scratch database, and roll back.
+
+    Durations in the diagnostics read a constant clock, so the same snapshot (and environment)
+    always gives the same output. The returned context is plain data that outlives the rollback.
+    """
+    with replay_database():
+        loaded = load_snapshot_rows(doc)
+        messages = parse_messages(doc)
+        members = parse_members(doc)
+        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        return build_turn_context(
+            turn,
+            snapshot_transport(doc, messages, members),
+            transcripts=transcript_cache(doc),
+            transcriber=transcriber,
+            config=config,
+            clock=_constant_clock,
+        )

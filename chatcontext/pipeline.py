@@ -1,0 +1,455 @@
+"""The Build Context stage: one persona turn → the exact prompt items the model sees (build-context.md).
+
+``build_turn_context`` is the imperative shell that runs the stage in the order of BC1-01. Every
+Discord read goes through the ``ChatTransport``; every database read is one batched loader call per
+kind of row, so the number of SQL queries of a turn does not grow with messages or participants.
+The pure middle lives in the modules it calls (history/simplify/merge, participants, builder,
+directives).
+
+    2  streaming context (BC9-01..04)          7  deliberate-tool gating (BC9-07..09)
+    3  fast regeneration — deferred (BC9-10)   8  effective persona (BC9-11)
+    4  persona assets (BC7-08)                 9  participant preparation, request scope (§10)
+    5  history (§2–§5, §11) + reminder (BC7-01) 10 history naming projection (BC7-07)
+    6  impersonation identity (BC7-03)         11 builder;  12 tail directives (§8), catalogue (BC8-16)
+
+Diagnostics are counts only (BC10-04): no ids, aliases, names or text. The exclusion log (who was
+left out of the prompt and why) names messages and users by id for moderators but never carries
+the excluded text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+
+from chatcontext import repository
+from chatcontext.assets import load_persona_assets
+from chatcontext.builder import BuilderInputs, MediaConfig, attach_persona_catalog, build_context
+from chatcontext.config import StageConfig
+from chatcontext.directives import TailContext, apply_tail_directives
+from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
+from chatcontext.idmap import MessageIdMap
+from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
+from chatcontext.participants.discovery import member_directory_for
+from chatcontext.participants.hydration import RequestSnapshot, build_conversation_corpus
+from chatcontext.participants.items import ParticipantItems, build_participant_context_items
+from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
+from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
+from chatcontext.participants.model import ActivePersonaScope, PreparationInput, PreparedParticipantContext
+from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
+from chatcontext.participants.prepare import prepare_participant_context
+from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
+from chatcontext.participants.target_index import collect_target_index
+from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
+from chatcontext.streaming import DeliberateToolConfig, effective_persona, gate_deliberate_tools, init_streaming_context
+from chatcontext.transport import ChatTransport, TransportError
+from chatcontext.types import (
+    ChatTurn,
+    ChatTurnContext,
+    ContextItem,
+    JSONDict,
+    LockedTurn,
+    PersonaInfo,
+    PrivacyLevel,
+    SimplifiedMessage,
+    UserRow,
+)
+from chatcontext.voice import Transcriber
+from chatcontext.voice_cache import TranscriptCache
+
+ScopeRegistry = Callable[[LockedTurn], ParticipantRequestScope]
+Clock = Callable[[], float]
+
+_USER_MENTION = re.compile(r"<@!?(\d+)>")
+# R-14 placeholders. Message bodies keep them literal (the builder resolves identity macros only in
+# platform-authored text), so the mention step the builder applies must leave them alone.
+_PLACEHOLDER = re.compile(r"(\{\{?\s*(?:bot|char|user_formatted|user_term|user)\s*\}?\})", re.IGNORECASE)
+
+
+def _elapsed_ms(clock: Clock, started: float) -> float:
+    return round((clock() - started) * 1000, 3)
+
+
+def recipient_names(transport: ChatTransport, user_id: str | None) -> list[str]:
+    """BC7-02: the reminder recipient's handles (display name, global name, username), one targeted read."""
+    if not user_id or not user_id.isdigit():
+        return []
+    try:
+        member = transport.get_cached_member(user_id) or transport.fetch_member(user_id)
+    except TransportError:
+        return []
+    if member is None:
+        return []
+    names = (member.display_name or member.nickname, member.global_name, member.username)
+    return list(dict.fromkeys(n.strip() for n in names if n and n.strip()))
+
+
+def mention_converter(
+    turn: ChatTurn,
+    persona: PersonaInfo,
+    transport: ChatTransport,
+    deps: HydrationDeps,
+    texts: Iterable[str],
+) -> Callable[[str], str]:
+    """The mention step of R-14 for builder texts (`<@id>`, `<#id>`, `<@&id>`, channel links →
+    names), with placeholders left as written. Users who are not hydrated participants get live
+    names only: the fail-closed reading of P-07. Discord reads only, no SQL."""
+    bot_member = transport.get_cached_member(turn.bot_user.id)
+    directory = MentionDirectory(
+        bot_user_id=turn.bot_user.id,
+        bot_display_name=bot_member.effective_display_name if bot_member else None,
+    )
+    extend_directory(directory, texts, deps)
+    personalization = turn.server.personal_memories_enabled
+
+    def convert(text: str) -> str:
+        pieces = _PLACEHOLDER.split(text)
+        return "".join(
+            piece
+            if i % 2
+            else convert_mentions(
+                piece, turn.triggerer_name, persona.persona_nickname, personalization, directory=directory
+            )
+            for i, piece in enumerate(pieces)
+        )
+
+    return convert
+
+
+def _user_entry_ids(entries: Sequence[SimplifiedMessage]) -> list[str]:
+    return list(dict.fromkeys(e.author_id for e in entries if e.author_type == "user" and e.author_id.isdigit()))
+
+
+def _persona_mention_ids(entries: Sequence[SimplifiedMessage]) -> list[str]:
+    ids: dict[str, None] = {}
+    for entry in entries:
+        if entry.author_persona_lineage_id is not None:
+            for match in _USER_MENTION.finditer(entry.content or ""):
+                ids.setdefault(match.group(1))
+    return list(ids)
+
+
+def impersonation_identity(
+    turn: ChatTurn, persona: PersonaInfo, transport: ChatTransport, live_names: dict[str, str]
+) -> ImpersonationIdentity | None:
+    """BC7-03: the impersonated user's row (one read) and name; the history naming projection's
+    label for that user, if any, wins."""
+    incoming = turn.incoming
+    user_id = incoming.impersonated_user_id
+    if not incoming.is_user_impersonation or not user_id:
+        return None
+    row = repository.load_user_rows([user_id]).get(user_id)
+    blacklisted = repository.load_blacklisted(turn.server.server_id, [user_id])
+    member = transport.get_cached_member(user_id)
+    labels = history_user_labels(
+        [row] if row else [],
+        persona=persona,
+        personalization_enabled=turn.server.personal_memories_enabled,
+        blacklisted=blacklisted,
+        live_names=live_names,
+    )
+    return resolve_impersonation(incoming, user_row=row, member=member, history_user_labels=labels)
+
+
+def participant_exclusions(
+    prepared: PreparedParticipantContext,
+    rows: dict[str, UserRow],
+    blacklisted: set[str],
+    *,
+    personalization_enabled: bool,
+) -> list[JSONDict]:
+    """Participant-level entries of the exclusion log (P-03..P-06): whose profile details the
+    prompt leaves out, and why. Ids only, never the withheld data."""
+    entries: list[JSONDict] = []
+    for seed in prepared.discovery_plan.seeds:
+        if seed.key.kind != "discord_user":
+            continue
+        user_id = seed.key.id
+        row = rows.get(user_id) or prepared.referenced_user_rows.get(user_id)
+        level = row.privacy_level if row is not None else PrivacyLevel.MINIMAL
+        if level == PrivacyLevel.FULL:
+            entries.append({"user_id": user_id, "reason": "privacy_full", "scope": "profile"})
+        elif level == PrivacyLevel.PARTIAL:
+            entries.append({"user_id": user_id, "reason": "privacy_partial", "scope": "profile"})
+        if user_id in blacklisted:
+            entries.append({"user_id": user_id, "reason": "blacklisted", "scope": "profile"})
+        elif not personalization_enabled and level != PrivacyLevel.FULL:
+            entries.append({"user_id": user_id, "reason": "personalization_disabled", "scope": "profile"})
+    return entries
+
+
+def history_diagnostics(history: HistoryResult, entries: Sequence[SimplifiedMessage]) -> JSONDict:
+    reasons = Counter(str(e.get("reason")) for e in history.exclusions)
+    return {
+        "entry_count": len(entries),
+        "visible_message_count": len(history.raw_messages),
+        "merged_message_count": sum(len(e.combined_message_ids or []) for e in entries),
+        "block_notice_count": history.block_notice_count,
+        "excluded_message_counts": dict(sorted(reasons.items())),
+        "visible_user_count": len(history.user_ids),
+        "synthetic_user_count": len(history.synthetic_users),
+        "matrix_user_count": len(history.matrix_users),
+        "reaction_api_calls": history.reaction_api_calls,
+        "voice_transcriptions": history.voice_transcriptions,
+    }
+
+
+def context_diagnostics(items: Sequence[ContextItem]) -> JSONDict:
+    tags = Counter(item.metadata_tag.value if item.metadata_tag else "untagged" for item in items)
+    return {
+        "item_count": len(items),
+        "items_by_tag": dict(sorted(tags.items())),
+        "media_descriptor_count": sum(len(item.media_descriptors or []) for item in items),
+        "character_count": sum(len(item.text) for item in items),
+    }
+
+
+def participant_diagnostics(prepared: PreparedParticipantContext, items: ParticipantItems) -> JSONDict:
+    """BC10-04 (D-36, H-22): discovery and hydration counts. The hydration duration is measured by
+    the stage clock instead, so replays stay byte-identical."""
+    hydration = {k: v for k, v in items.diagnostics.get("hydration", {}).items() if k != "duration_ms"}
+    return {**prepared.diagnostics, "hydration": hydration, "item_count": items.diagnostics.get("item_count", 0)}
+
+
+def build_turn_context(
+    turn: ChatTurn,
+    transport: ChatTransport,
+    *,
+    transcripts: TranscriptCache,
+    transcriber: Transcriber | None = None,
+    request_scope_registry: ScopeRegistry | None = None,
+    config: StageConfig | None = None,
+    hydration_deps: HydrationDeps | None = None,
+    clock: Clock = time.perf_counter,
+) -> ChatTurnContext:
+    """Assemble one persona turn (BC1-01, BC1-02: each persona turn runs the whole stage with its
+    own id map, blocks and tail directives; only participant discovery is shared, through the
+    request scope of the locked-turn *object*).
+
+    ``clock`` only measures the durations reported in the diagnostics; replays pass a constant
+    clock so their output is byte-identical.
+    """
+    config = config or StageConfig.from_env()
+    scopes = request_scope_registry or request_scope_for
+    deps = hydration_deps or DatabaseHydrationDeps(transport)
+    incoming = turn.incoming
+    server = turn.server
+    started = clock()
+    durations: dict[str, float] = {}
+
+    # 2. Streaming context (BC9-01..04) over the turn's one id map (BC5-03).
+    id_map = MessageIdMap()
+    forced = build_forced_mentions(
+        turn.forced_mentions,
+        incoming,
+        recipient_names(transport, incoming.reminder_recipient_id) if reminder_applies(incoming) else [],
+    )
+    streaming = init_streaming_context(turn, message_id_map=id_map, forced_mentions=forced)
+    # 3. Fast regeneration (BC9-10) is a deferred feature: no recorder is created.
+
+    # 4. Persona assets (BC7-08).
+    assets = load_persona_assets(
+        server=server,
+        persona=turn.persona,
+        channel_id=turn.locked_turn.channel_id,
+        now_ms=turn.now_ms,
+        config=config,
+        thread_parent_id=turn.thread_parent_id,
+        guild_available=transport.guild_available,
+    )
+
+    # 5. History (§2–§5, §11), then the reminder entry after the merge loop (BC2-13, BC7-01).
+    step = clock()
+    history = build_history(turn, transport, id_map, config=config, transcripts=transcripts, transcriber=transcriber)
+    entries = list(history.simplified_messages)
+    reminder = build_reminder_entry(incoming, turn.bot_user.id, turn.now_ms)
+    if reminder is not None:
+        entries.append(reminder)
+    durations["history_ms"] = _elapsed_ms(clock, step)
+    live_names = {
+        uid: member.effective_display_name
+        for uid in _user_entry_ids(entries)
+        if (member := transport.get_cached_member(uid)) is not None
+    }
+
+    # 6. Impersonation identity (BC7-03/04).
+    impersonation = impersonation_identity(turn, turn.persona, transport, live_names)
+
+    # 7. Deliberate-tool gating (BC9-07..09). The mode's server settings are a deferred feature, so
+    # only a user's personal `on` activates it.
+    gating = gate_deliberate_tools(
+        config=DeliberateToolConfig(),
+        personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
+        message_content=incoming.message.content,
+        reminder_purpose=incoming.reminder_data.reminder_purpose
+        if reminder_applies(incoming) and incoming.reminder_data
+        else None,
+        disable_all_tools=streaming.disable_all_tools,
+        recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
+        end_turn_after_tools=streaming.end_turn_after_tools or (),
+    )
+    streaming.disable_all_tools = gating.disable_all_tools
+    streaming.deliberate_tool_allowed_names = gating.allowed_names
+
+    # 8. Effective persona (BC9-11).
+    effective = effective_persona(
+        turn.persona, server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools
+    )
+    persona = effective.persona
+
+    # 9. Participant preparation with the locked turn's request scope (BC10-01..03).
+    step = clock()
+    prepared = prepare_participant_context(
+        PreparationInput(
+            guild_id=server.server_disc_id,
+            simplified_history=entries,
+            personas=list(turn.all_personas),
+            active_persona=persona,
+            visible_user_ids=list(history.user_ids),
+            synthetic_users=history.synthetic_users,
+            matrix_users=history.matrix_users,
+            responder_persona_ids=list(turn.locked_turn.triggered_persona_ids),
+            server_id=server.server_id,
+            bot_user_id=turn.bot_user.id,
+            is_user_impersonation=incoming.is_user_impersonation,
+        ),
+        request_scope=scopes(turn.locked_turn),
+        member_directory=member_directory_for(transport),
+        now_ms=turn.now_ms,
+        clock=clock,
+    )
+
+    # 10. History naming projection (BC7-07): one read per kind for everyone the prompt may name.
+    named_ids = list(
+        dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
+    )
+    rows = repository.load_user_rows(named_ids)
+    blacklisted = repository.load_blacklisted(server.server_id, named_ids)
+    preferences = deps.load_naming_preferences(
+        [(r.user_id, p.persona_lineage_id) for r in rows.values() for p in turn.all_personas]
+    )
+    personalization = server.personal_memories_enabled
+    user_labels = history_user_labels(
+        rows.values(),
+        persona=persona,
+        personalization_enabled=personalization,
+        blacklisted=blacklisted,
+        naming_preferences=preferences,
+        live_names=live_names,
+    )
+    mention_labels = history_persona_mention_labels(
+        rows.values(),
+        personas=turn.all_personas,
+        personalization_enabled=personalization,
+        blacklisted=blacklisted,
+        naming_preferences=preferences,
+        live_names=live_names,
+    )
+
+    triggerer_id = incoming.message.author.id
+    participant_items = build_participant_context_items(
+        prepared,
+        ActivePersonaScope(
+            persona_id=persona.persona_id,
+            lineage_id=persona.persona_lineage_id,
+            is_main_persona=not persona.is_alter,
+            is_user_impersonation=incoming.is_user_impersonation,
+            impersonated_user_id=incoming.impersonated_user_id,
+        ),
+        deps=deps,
+        server=effective.server,
+        channel_name=turn.channel_name,
+        channel_id=turn.locked_turn.channel_id,
+        bot_user_id=turn.bot_user.id,
+        now_ms=turn.now_ms,
+        request_snapshot=RequestSnapshot(
+            triggerer_id=triggerer_id,
+            triggerer_row=turn.user_row,
+            is_triggerer_blacklisted=triggerer_id in blacklisted,
+            triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
+            preloaded_member=transport.get_cached_member(triggerer_id),
+        ),
+        active_persona=persona,
+        conversation_corpus=build_conversation_corpus(entries, memory_tagging_enabled=server.memory_tagging_enabled),
+        impersonated_identity_name=impersonation.nickname if impersonation else None,
+        triggerer_name=turn.triggerer_name,
+        triggerer_formatted_name=turn.triggerer_formatted_name,
+        triggerer_address_term=turn.triggerer_address_term,
+    )
+    durations["participants_ms"] = _elapsed_ms(clock, step)
+
+    # 11. The inner builder.
+    server_memories = (
+        repository.load_server_memories(server.server_id, persona.persona_lineage_id)
+        if server.server_id is not None
+        else []
+    )
+    builder_texts = [e.content or "" for e in entries] + [server.description or "", turn.channel_description or ""]
+    output = build_context(
+        BuilderInputs(
+            persona=persona,
+            server=effective.server,
+            channel_name=turn.channel_name,
+            history=entries,
+            message_id_map=id_map,
+            all_personas=turn.all_personas,
+            channel_description=turn.channel_description,
+            triggerer_name=turn.triggerer_name,
+            server_memories=server_memories,
+            active_blocks=history.active_blocks,
+            emojis=assets.emojis,
+            stickers=assets.stickers,
+            participant_profile_item=participant_items.profile,
+            participant_tail_items=[i for i in (participant_items.presence, participant_items.current_context) if i],
+            history_user_labels=user_labels,
+            history_persona_mention_labels=mention_labels,
+            media=MediaConfig(
+                image_message_limit=config.media_image_message_limit,
+                fetch_limit=normalize_fetch_limit(server.message_fetch_limit),
+            ),
+            impersonation=impersonation,
+            explicit_long_term_memory_intent=streaming.explicit_long_term_memory_intent,
+            convert_mentions=mention_converter(turn, persona, transport, deps, builder_texts),
+        )
+    )
+
+    # 12. Injected items and tail directives (§8), then the persona mention catalogue (BC8-16).
+    items = apply_tail_directives(
+        output.items,
+        output,
+        TailContext.from_turn(turn, config=config, persona=persona),
+        history=entries,
+        id_map=id_map,
+        injected_items=incoming.injected_context_items or (),
+    )
+    items = attach_persona_catalog(items, turn.all_personas)
+    target_index, _fallback_users = collect_target_index(items)
+
+    durations["total_ms"] = _elapsed_ms(clock, started)
+    diagnostics: JSONDict = {
+        "history": history_diagnostics(history, entries),
+        "participants": participant_diagnostics(prepared, participant_items),
+        "context": context_diagnostics(items),
+        "message_id_map_size": len(id_map),
+        "durations": durations,
+    }
+    exclusions = [
+        *history.exclusions,
+        *participant_exclusions(prepared, rows, blacklisted, personalization_enabled=server.personal_memories_enabled),
+    ]
+    return ChatTurnContext(
+        turn=turn,
+        current_persona=persona,
+        context_items=items,
+        simplified_messages=entries,
+        streaming_context=streaming,
+        message_id_map=id_map,
+        emoji_strings=list(assets.emoji_strings),
+        loaded_emojis=assets.emojis,
+        loaded_stickers=assets.stickers,
+        participant_target_index=target_index.to_json(),
+        diagnostics=diagnostics,
+        exclusions=exclusions,
+    )
