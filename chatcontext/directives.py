@@ -16,6 +16,8 @@ from chatcontext.builder import BuilderOutput
 from chatcontext.config import StageConfig
 from chatcontext.idmap import MessageIdMap
 from chatcontext.simplify.authors import match_persona_name, strip_bridge_prefix
+from chatcontext.simplify.base import collapse_whitespace
+from chatcontext.simplify.media import VIDEO_TYPES
 from chatcontext.types import (
     ChatTurn,
     ContextItem,
@@ -30,13 +32,8 @@ STOP_DIRECTIVE = "The user has requested you to stop your current generation."
 SYSTEM_EMBED_MARKER = "[System: The following content came from a system-produced embed]"
 QUEUED_PREVIEW_MAX = 280
 KAYRA_ERATO_CODENAMES = frozenset({"kayra-v1", "llama-3-erato-v1"})
-_SUPPORTED_VIDEO_TYPES = (
-    "video/mp4", "video/mpeg", "video/mov", "video/avi", "video/x-flv",
-    "video/mpg", "video/webm", "video/wmv", "video/3gpp",
-)  # fmt: skip
 
 _SYSTEM_PREFIX = re.compile(r"^\[System:\s*", re.IGNORECASE)
-_WHITESPACE = re.compile(r"\s+")
 _EMOJI_TAG = re.compile(r"<a?:([A-Za-z0-9_~]+):\d+>")
 _EMOJI_TOKEN = re.compile(r":[A-Za-z0-9_~]+:")
 
@@ -53,10 +50,6 @@ def normalize_directive(text: str) -> str:
     if trimmed.startswith("[") and trimmed.endswith("]"):
         trimmed = trimmed[1:-1].strip()
     return trimmed
-
-
-def compact_whitespace(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
 
 
 def _directive_item(text: str) -> ContextItem:
@@ -135,7 +128,7 @@ def attachment_summary(message: DiscordMessage) -> str | None:
         content_type = (attachment.content_type or "").lower()
         if content_type.startswith("image/"):
             images += 1
-        elif content_type.startswith(_SUPPORTED_VIDEO_TYPES):
+        elif content_type.startswith(VIDEO_TYPES):
             videos += 1
         else:
             files += 1
@@ -154,9 +147,9 @@ def queued_reply_directive(
     default_botname: str = "Tomori",
 ) -> str:
     """BC8-08. Registers the queued message as `ref` (after history and builder ids, BC5-04)."""
-    target = compact_whitespace(strip_bridge_prefix(target_name)) or "User"
-    persona = (compact_whitespace(strip_bridge_prefix(persona_nickname or "")) or default_botname).replace('"', "'")
-    preview = compact_whitespace(message.clean_content or message.content or "")
+    target = collapse_whitespace(strip_bridge_prefix(target_name)) or "User"
+    persona = (collapse_whitespace(strip_bridge_prefix(persona_nickname or "")) or default_botname).replace('"', "'")
+    preview = collapse_whitespace(message.clean_content or message.content or "")
     if len(preview) > QUEUED_PREVIEW_MAX:
         preview = preview[: QUEUED_PREVIEW_MAX - 3] + "..."
     preview = preview.replace('"', "'")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatcontext.simplify.base import collapse_whitespace
 from chatcontext.types import ChatTurn, JSONDict, PersonaInfo, ReplyNoticeState, ServerConfig, StreamingContext
 
 # BC9-05: plain substrings of the NFKC-normalised, lower-cased text (no word boundaries, so
@@ -36,14 +37,13 @@ _LTM_INTENT_PHRASES = (
     "今後のために覚えて",
     "後で使えるように覚えて",
 )
-_WHITESPACE = re.compile(r"\s+")
 
 
 def explicit_long_term_memory_intent(text: str | None) -> bool:
     """BC9-05."""
     if not text or not text.strip():
         return False
-    normalized = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+    normalized = collapse_whitespace(unicodedata.normalize("NFKC", text).lower())
     return any(phrase in normalized for phrase in _LTM_INTENT_PHRASES)
 
 
@@ -159,7 +159,7 @@ def context_turns(configured: int | None) -> int:
 
 
 def _normalize_trigger(trigger: str) -> str:
-    return _WHITESPACE.sub(" ", trigger).strip().lower()
+    return collapse_whitespace(trigger).lower()
 
 
 def match_tool_intents(text: str, triggers: Mapping[str, Sequence[str]], source: str = "") -> list[ToolIntentMatch]:
