@@ -25,7 +25,7 @@ PRIVACY_LABELS = {
     m.PrivacyLevel.PARTIAL: "Partial — your messages are seen, but no saved names, memories or profile details.",
     m.PrivacyLevel.FULL: "Full — your messages are left out of every prompt and you cannot trigger personas.",
 }
-PRIVACY_CHOICES = [app_commands.Choice(name=label.label, value=int(label.value)) for label in m.PrivacyLevel]
+PRIVACY_CHOICES = [app_commands.Choice(name=level.name.title(), value=int(level.value)) for level in m.PrivacyLevel]
 OPEN_REMINDER_STATUSES = (m.Reminder.Status.PENDING, m.Reminder.Status.FAILED)
 
 
@@ -62,13 +62,13 @@ def visible_lineages(persona: PersonaInfo) -> list[int]:
 
 def describe_privacy(member: Member) -> str:
     level = m.PrivacyLevel(member.row().privacy_level)
-    return f"Your privacy level is **{level.label}**.\n{PRIVACY_LABELS[level]}"
+    return f"Your privacy level is **{level.name.title()}**.\n{PRIVACY_LABELS[level]}"
 
 
 def change_privacy(member: Member, level: int) -> str:
     actions.set_privacy_level(member.row(), level)
     chosen = m.PrivacyLevel(level)
-    return f"Your privacy level is now **{chosen.label}**.\n{PRIVACY_LABELS[chosen]}"
+    return f"Your privacy level is now **{chosen.name.title()}**.\n{PRIVACY_LABELS[chosen]}"
 
 
 def list_memories(member: Member, persona: PersonaInfo) -> str:
