@@ -386,7 +386,12 @@ def build_turn_context(
         if server.server_id is not None
         else []
     )
-    builder_texts = [e.content or "" for e in entries] + [server.description or "", turn.channel_description or ""]
+    builder_texts = [
+        *(e.content or "" for e in entries),
+        server.description or "",
+        turn.channel_description or "",
+        *(f"<@{block.user_disc_id}>" for block in history.active_blocks),
+    ]
     output = build_context(
         BuilderInputs(
             persona=persona,
