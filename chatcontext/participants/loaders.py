@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
 
 from django.db.models import Q
 
@@ -83,31 +84,32 @@ class HydrationDeps(Protocol):
     def role_name(self, role_id: str) -> str | None: ...
 
 
-def _memory_row(memory: m.PersonalMemory) -> MemoryRow | None:
-    tags = memory.tags if isinstance(memory.tags, list) else None
-    if tags is None or not isinstance(memory.content, str):
+_MEMORY_COLUMNS = ("personal_memory_id", "user_id", "persona_lineage_id", "content", "tags", "created_at")
+_REMINDER_COLUMNS = (
+    "reminder_id",
+    "user_discord_id",
+    "reminder_purpose",
+    "reminder_time",
+    "channel_disc_id",
+    "persona_id",
+    "self_reminder",
+    "repetition_interval_hours",
+    "created_by_user_id",
+)
+
+
+def _memory_row(
+    memory_id: int, user_id: int, lineage: int, content: object, tags: object, created: datetime
+) -> MemoryRow | None:
+    if not isinstance(tags, list) or not isinstance(content, str):
         return None  # data-model §2.11: invalid rows are skipped
-    return MemoryRow(
-        personal_memory_id=memory.personal_memory_id,
-        user_id=memory.user_id,
-        persona_lineage_id=memory.persona_lineage_id,
-        content=memory.content,
-        tags=tuple(str(t) for t in tags),
-        created_at_ms=datetime_to_ms(memory.created_at),
-    )
+    return MemoryRow(memory_id, user_id, lineage, content, tuple(str(t) for t in tags), datetime_to_ms(created))
 
 
-def _reminder_row(reminder: m.Reminder) -> ReminderRow:
+def _reminder_row(values: tuple[Any, ...]) -> ReminderRow:
+    reminder_id, target, purpose, when, channel, persona_id, is_self, repeat, creator = values
     return ReminderRow(
-        reminder_id=reminder.reminder_id,
-        user_discord_id=reminder.user_discord_id,
-        reminder_purpose=reminder.reminder_purpose,
-        reminder_time_ms=datetime_to_ms(reminder.reminder_time),
-        channel_disc_id=reminder.channel_disc_id,
-        persona_id=reminder.persona_id,
-        self_reminder=reminder.self_reminder,
-        repetition_interval_hours=reminder.repetition_interval_hours,
-        created_by_user_id=reminder.created_by_user_id,
+        reminder_id, target, purpose, datetime_to_ms(when), channel, persona_id, is_self, repeat, creator
     )
 
 
@@ -179,12 +181,14 @@ class DatabaseHydrationDeps:
         if not ids:
             return {}
         lineages = sorted({lineage_id, 0})
-        memories = m.PersonalMemory.objects.filter(user_id__in=ids, persona_lineage_id__in=lineages).order_by(
-            "-created_at", "-personal_memory_id"
+        memories = (
+            m.PersonalMemory.objects.filter(user_id__in=ids, persona_lineage_id__in=lineages)
+            .order_by("-created_at", "-personal_memory_id")
+            .values_list(*_MEMORY_COLUMNS)
         )
         grouped: dict[int, list[MemoryRow]] = {}
-        for memory in memories:
-            row = _memory_row(memory)
+        for values in memories:
+            row = _memory_row(*values)
             if row is not None:
                 grouped.setdefault(row.user_id, []).append(row)
         return grouped
@@ -205,7 +209,7 @@ class DatabaseHydrationDeps:
             status=m.Reminder.Status.PENDING,
             reminder_time__gt=ms_to_datetime(query.now_ms),
         ).order_by("reminder_time", "reminder_id")
-        return [_reminder_row(r) for r in rows]
+        return [_reminder_row(values) for values in rows.values_list(*_REMINDER_COLUMNS)]
 
     def load_naming_preferences(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], NamingPreference]:
         """Data-model §2.10: every (user, lineage) pair of the turn in one read."""
