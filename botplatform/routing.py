@@ -1,5 +1,9 @@
-"""Websocket routes; consumers are added by the apps that own them."""
+"""Websocket routes."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from chatcontext.consumers import ServerTurnsConsumer
+
+websocket_urlpatterns = [
+    path("ws/servers/<int:server_id>/turns/", ServerTurnsConsumer.as_asgi()),
+]

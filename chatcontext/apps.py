@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class ChatcontextConfig(AppConfig):
     name = "chatcontext"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from chatcontext import signals  # noqa: F401  (connects the live-feed announcer)

@@ -1,0 +1,109 @@
+"""Prompt records for dashboards: list (filtered, paginated), detail, snapshot export."""
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import get_object_or_404
+from ninja import Field, FilterSchema, Query, Router, Schema
+from ninja.pagination import paginate
+
+from botplatform.api import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, Id, principal
+from chatcontext.models import PromptRecord
+
+router = Router(tags=["prompt records"])
+
+SUMMARY_FIELDS = (
+    "id",
+    "server_id",
+    "channel_disc_id",
+    "channel_name",
+    "persona_id",
+    "persona_nickname",
+    "trigger_message_disc_id",
+    "source",
+    "created_at",
+    "provider",
+    "model_name",
+    "token_estimate",
+    "latency_ms",
+    "error",
+)
+
+
+class RecordSummaryOut(Schema):
+    id: int
+    server_id: int
+    channel_disc_id: str
+    channel_name: str
+    persona_id: int | None
+    persona_nickname: str
+    trigger_message_disc_id: str
+    source: str
+    created_at: datetime
+    provider: str
+    model_name: str
+    token_estimate: int
+    latency_ms: int | None
+    failed: bool
+
+    @staticmethod
+    def resolve_failed(obj: Any) -> bool:
+        return bool(obj.error if hasattr(obj, "error") else obj["error"])
+
+
+class RecordDetailOut(RecordSummaryOut):
+    context_items: list[dict[str, Any]]
+    simplified_messages: list[dict[str, Any]]
+    message_id_map: dict[str, str]
+    streaming_context: dict[str, Any]
+    participant_target_index: dict[str, Any]
+    diagnostics: dict[str, Any]
+    exclusions: list[dict[str, Any]]
+    reply_text: str
+    error: str
+    usage: dict[str, Any]
+
+
+class RecordFilter(FilterSchema):
+    server_id: int | None = Field(None, ge=1, le=MAX_ID)
+    channel_disc_id: str | None = None
+    persona_id: int | None = Field(None, ge=1, le=MAX_ID)
+    source: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def filter_since(self, value: datetime | None) -> Any:
+        from django.db.models import Q
+
+        return Q(created_at__gte=value) if value else Q()
+
+    def filter_until(self, value: datetime | None) -> Any:
+        from django.db.models import Q
+
+        return Q(created_at__lt=value) if value else Q()
+
+
+def _records(request: HttpRequest) -> Any:
+    return principal(request).scope(PromptRecord.objects.all(), "server_id")
+
+
+@router.get("/records", response={200: list[RecordSummaryOut], **AUTH_ERRORS})
+@paginate(BoundedPagination)
+def list_records(request: HttpRequest, filters: Query[RecordFilter]):  # type: ignore[no-untyped-def]
+    """Newest first. The page costs two queries (count and page) whatever its size."""
+    return filters.filter(_records(request)).only(*SUMMARY_FIELDS).order_by("-created_at", "-id")
+
+
+@router.get("/records/{record_id}", response={200: RecordDetailOut, **READ_ERRORS})
+def get_record(request: HttpRequest, record_id: Id) -> PromptRecord:
+    return get_object_or_404(_records(request), pk=record_id)
+
+
+@router.get("/records/{record_id}/snapshot", response={200: dict[str, Any], **READ_ERRORS})
+def export_snapshot(request: HttpRequest, record_id: Id) -> JsonResponse:
+    """The turn snapshot the record was built from, as a downloadable `replay_turn` input."""
+    record = get_object_or_404(_records(request).only("id", "snapshot"), pk=record_id)
+    response = JsonResponse(record.snapshot, json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="turn-{record.pk}.snapshot.json"'
+    return response

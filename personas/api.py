@@ -1,0 +1,274 @@
+"""Servers, personas and per-user controls for dashboards (thin views over personas.actions).
+
+Every lookup goes through the caller's principal: an object of another server is a 404.
+Personal memories are shown per server: only lineages of that server's personas, never lineage 0
+(global memories may come from other servers, so no single server's moderators own them).
+"""
+
+from datetime import datetime
+
+from django.http import Http404, HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Field, Router, Schema, Status
+from ninja.pagination import paginate
+
+from botplatform.api import (
+    AUTH_ERRORS,
+    MAX_ID,
+    READ_ERRORS,
+    WRITE_ERRORS,
+    BoundedPagination,
+    Id,
+    principal,
+    require_write,
+)
+from personas import actions
+from personas.models import (
+    DiscordUser,
+    Persona,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PrivacyLevel,
+    Reminder,
+    Server,
+    ServerMember,
+)
+
+router = Router(tags=["servers"])
+
+
+class ServerOut(Schema):
+    server_id: int
+    server_disc_id: str
+    name: str
+    description: str
+    is_dm_channel: bool
+
+
+class PersonaOut(Schema):
+    persona_id: int
+    persona_nickname: str
+    is_alter: bool
+    persona_lineage_id: int
+    trigger_words: list[str]
+
+
+class PrivacyOut(Schema):
+    user_disc_id: str
+    privacy_level: int
+    privacy_label: str
+
+
+class PrivacyIn(Schema):
+    privacy_level: int = Field(..., ge=0, le=2, description="0 minimal, 1 partial, 2 full")
+
+
+class MemoryOut(Schema):
+    personal_memory_id: int
+    user_disc_id: str
+    persona_lineage_id: int
+    content: str
+    tags: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class MemoryIn(Schema):
+    persona_id: int = Field(..., ge=1, le=MAX_ID, description="The persona whose lineage remembers this")
+    content: str = Field(..., min_length=1, max_length=1000)
+    tags: list[str] = Field(default_factory=list, max_length=20)
+
+
+class MemoryPatch(Schema):
+    content: str | None = Field(None, min_length=1, max_length=1000)
+    tags: list[str] | None = Field(None, max_length=20)
+
+
+class ReminderOut(Schema):
+    reminder_id: int
+    channel_disc_id: str
+    user_discord_id: str
+    reminder_purpose: str
+    reminder_time: datetime
+    repetition_interval_hours: int | None
+    self_reminder: bool
+    persona_id: int | None
+    status: str
+
+
+class BlacklistOut(Schema):
+    user_disc_id: str
+    reason: str
+    created_at: datetime
+
+
+class BlacklistIn(Schema):
+    user_disc_id: str = Field(..., pattern=r"^\d{1,20}$")
+    reason: str = Field("", max_length=500)
+
+
+class ForgetOut(Schema):
+    user_disc_id: str
+    deleted: dict[str, int]
+
+
+def _server(request: HttpRequest, server_id: int) -> Server:
+    return get_object_or_404(principal(request).scope(Server.objects.all(), "server_id"), server_id=server_id)
+
+
+def _lineages(server: Server) -> list[int]:
+    return list(server.personas.values_list("persona_lineage_id", flat=True))
+
+
+def _member_user(server: Server, user_disc_id: str) -> DiscordUser:
+    """A user this server knows: a member, or someone its personas remember."""
+    known = (
+        ServerMember.objects.filter(server=server, user_disc_id=user_disc_id).exists()
+        or PersonalMemory.objects.filter(
+            user__user_disc_id=user_disc_id, persona_lineage_id__in=_lineages(server)
+        ).exists()
+    )
+    user = DiscordUser.objects.filter(user_disc_id=user_disc_id).first() if known else None
+    if user is None:
+        raise Http404("No such user in this server.")
+    return user
+
+
+def _memory_out(memory: PersonalMemory, user_disc_id: str) -> dict[str, object]:
+    return {
+        "personal_memory_id": memory.personal_memory_id,
+        "user_disc_id": user_disc_id,
+        "persona_lineage_id": memory.persona_lineage_id,
+        "content": memory.content,
+        "tags": [str(t) for t in memory.tags or []],
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+    }
+
+
+@router.get("/servers", response={200: list[ServerOut], **AUTH_ERRORS})
+@paginate(BoundedPagination)
+def list_servers(request: HttpRequest):  # type: ignore[no-untyped-def]
+    return principal(request).scope(Server.objects.order_by("server_id"), "server_id")
+
+
+@router.get("/servers/{server_id}", response={200: ServerOut, **READ_ERRORS})
+def get_server(request: HttpRequest, server_id: Id) -> Server:
+    return _server(request, server_id)
+
+
+@router.get("/servers/{server_id}/personas", response={200: list[PersonaOut], **READ_ERRORS})
+def list_personas(request: HttpRequest, server_id: Id) -> list[Persona]:
+    return list(_server(request, server_id).personas.order_by("is_alter", "persona_id"))
+
+
+@router.get("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **READ_ERRORS})
+def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: str) -> dict[str, object]:
+    user = _member_user(_server(request, server_id), user_disc_id)
+    return {
+        "user_disc_id": user.user_disc_id,
+        "privacy_level": user.privacy_level,
+        "privacy_label": PrivacyLevel(user.privacy_level).label,
+    }
+
+
+@router.put("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **WRITE_ERRORS})
+def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: str, body: PrivacyIn) -> dict[str, object]:
+    require_write(request)
+    user = _member_user(_server(request, server_id), user_disc_id)
+    user = actions.set_privacy_level(user, body.privacy_level)
+    return {
+        "user_disc_id": user.user_disc_id,
+        "privacy_level": user.privacy_level,
+        "privacy_label": PrivacyLevel(user.privacy_level).label,
+    }
+
+
+@router.get("/servers/{server_id}/users/{user_disc_id}/memories", response={200: list[MemoryOut], **READ_ERRORS})
+def list_memories(request: HttpRequest, server_id: Id, user_disc_id: str) -> list[dict[str, object]]:
+    server = _server(request, server_id)
+    user = _member_user(server, user_disc_id)
+    rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=_lineages(server)).order_by(
+        "-created_at", "-personal_memory_id"
+    )
+    return [_memory_out(m, user.user_disc_id) for m in rows]
+
+
+@router.post("/servers/{server_id}/users/{user_disc_id}/memories", response={201: MemoryOut, **WRITE_ERRORS})
+def create_memory(request: HttpRequest, server_id: Id, user_disc_id: str, body: MemoryIn) -> Status:
+    require_write(request)
+    server = _server(request, server_id)
+    user = _member_user(server, user_disc_id)
+    persona = get_object_or_404(Persona, server=server, persona_id=body.persona_id)
+    memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags)
+    return Status(201, _memory_out(memory, user.user_disc_id))
+
+
+def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
+    return get_object_or_404(
+        PersonalMemory.objects.select_related("user"),
+        personal_memory_id=memory_id,
+        persona_lineage_id__in=_lineages(server),
+    )
+
+
+@router.patch("/servers/{server_id}/memories/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
+def update_memory(request: HttpRequest, server_id: Id, memory_id: Id, body: MemoryPatch) -> dict[str, object]:
+    require_write(request)
+    memory = _server_memory(_server(request, server_id), memory_id)
+    memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags)
+    return _memory_out(memory, memory.user.user_disc_id)
+
+
+@router.delete("/servers/{server_id}/memories/{memory_id}", response={204: None, **WRITE_ERRORS})
+def delete_memory(request: HttpRequest, server_id: Id, memory_id: Id) -> Status:
+    require_write(request)
+    actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id))
+    return Status(204, None)
+
+
+@router.get("/servers/{server_id}/reminders", response={200: list[ReminderOut], **READ_ERRORS})
+@paginate(BoundedPagination)
+def list_reminders(request: HttpRequest, server_id: Id, status: str | None = None):  # type: ignore[no-untyped-def]
+    rows = Reminder.objects.filter(server=_server(request, server_id)).order_by("reminder_time", "reminder_id")
+    return rows.filter(status=status) if status else rows
+
+
+@router.delete("/servers/{server_id}/reminders/{reminder_id}", response={204: None, **WRITE_ERRORS})
+def cancel_reminder(request: HttpRequest, server_id: Id, reminder_id: Id) -> Status:
+    require_write(request)
+    reminder = get_object_or_404(Reminder, server=_server(request, server_id), reminder_id=reminder_id)
+    actions.cancel_reminder(reminder)
+    return Status(204, None)
+
+
+@router.get("/servers/{server_id}/blacklist", response={200: list[BlacklistOut], **READ_ERRORS})
+@paginate(BoundedPagination)
+def list_blacklist(request: HttpRequest, server_id: Id):  # type: ignore[no-untyped-def]
+    return PersonalizationBlacklist.objects.filter(server=_server(request, server_id)).order_by("user_disc_id")
+
+
+@router.post("/servers/{server_id}/blacklist", response={201: BlacklistOut, **WRITE_ERRORS})
+def add_blacklist(request: HttpRequest, server_id: Id, body: BlacklistIn) -> Status:
+    require_write(request)
+    entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason)
+    return Status(201, entry)
+
+
+@router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
+def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: str) -> Status:
+    require_write(request)
+    server = _server(request, server_id)
+    get_object_or_404(PersonalizationBlacklist, server=server, user_disc_id=user_disc_id)
+    actions.remove_from_blacklist(server, user_disc_id)
+    return Status(204, None)
+
+
+@router.post("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetOut, **WRITE_ERRORS})
+def forget_user(request: HttpRequest, server_id: Id, user_disc_id: str) -> dict[str, object]:
+    """Forget-me (the user's right to erasure, so it is not limited to this server): their memories,
+    reminders and every stored record or snapshot containing their text, in one transaction."""
+    require_write(request)
+    _member_user(_server(request, server_id), user_disc_id)
+    result = actions.forget_user(user_disc_id)
+    return {"user_disc_id": user_disc_id, "deleted": result.as_dict()}
