@@ -26,6 +26,8 @@ system-deps:
 	    (apt-get install -y -qq espeak-ng >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null)); \
 	  else echo "espeak-ng missing: install it to run the speech-to-text tests"; fi; }
 
+# The links printed by ensure_admin and serve point at this server unless PUBLIC_BASE_URL says otherwise.
+run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(HOST):$(PORT))
 run: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
