@@ -21,6 +21,7 @@ from bot.discord_transport import DiscordTransport, to_author, to_member_info
 from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.rows import AuthorState, ServerState
 from chatcontext.participants.naming import live_name, saved_name_allowed
+from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn, PersonaInfo
 from chatcontext.voice_cache import TranscriptCache
@@ -108,8 +109,6 @@ class TurnRunner:
             await self.run_persona_turn(job, persona, index)
 
     async def run_persona_turn(self, job: TurnJob, persona: PersonaInfo, index: int) -> None:
-        from chatcontext.pipeline import build_turn_context
-
         assert self.client.user is not None
         turn = build_chat_turn(job, persona, index, bot_user=self.client.user, now_ms=self.clock())
         transport = DiscordTransport(self.client, job.trigger.channel, job.trigger)

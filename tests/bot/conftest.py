@@ -40,7 +40,14 @@ def newest_first_history(monkeypatch):
 
 
 @pytest.fixture
-async def harness(transactional_db, newest_first_history):
+def offline_llm(settings):
+    """No real provider in the environment: servers without provider settings use the echo provider."""
+    settings.LLM_PROVIDER = settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
+    return settings
+
+
+@pytest.fixture
+async def harness(transactional_db, newest_first_history, offline_llm):
     prompts: list[Sequence[ContextItem]] = []
     webhooks = FakeWebhookRegistry()
 
@@ -53,8 +60,9 @@ async def harness(transactional_db, newest_first_history):
         webhooks=webhooks,
         transcripts=MemoryTranscriptCache(),
     )
-    await bot._async_setup_hook()
     dpytest.configure(bot, members=["ann", "bob", "rei"])
+    # After configure: it swaps in dpytest's connection state, whose event loop must be set too.
+    await bot._async_setup_hook()
     await bot.setup_hook()
     yield BotHarness(bot, webhooks, prompts)
     await dpytest.empty_queue()

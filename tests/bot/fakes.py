@@ -41,7 +41,8 @@ class FakeWebhook:
         author = backend.make_user(username, 1)
         data = factories.make_message_dict(self.channel, author, content=content, webhook_id=self.id)
         backend.get_state().parse_message_create(data)
-        dpytest.get_config().messages.setdefault(self.channel.id, []).append(data)
+        # dpytest keeps channel history in its backend state; it has no public call to add to it.
+        backend._cur_config.messages.setdefault(self.channel.id, []).append(data)
         return backend.get_state()._get_message(data["id"])
 
 

@@ -1,0 +1,276 @@
+"""dpytest drives the real bot end to end (issue 6 acceptance): Discord message → admission →
+planner → build_turn_context → provider → delivery → prompt record.
+
+dpytest limits, worked around here: it refuses sharded clients (the tests run ``UnshardedTomoriBot``,
+the same mixin as the production ``TomoriBot``), has no webhooks (alters deliver to ``FakeWebhook``),
+returns history oldest first (reversed by the ``newest_first_history`` fixture) and drops
+``message_reference`` on sends (native replies are checked by spying on ``Message.reply``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import discord
+import discord.ext.test as dpytest
+import pytest
+from discord.ext.test import backend
+
+from bot.delivery import ERROR_MESSAGES, REPLY_CONTEXT_TOKEN
+from bot.providers import GenerationResult
+from chatcontext.models import PromptRecord
+from chatcontext.types import ContextItem
+from personas import actions
+from personas import models as m
+from tests.bot.fakes import run_db
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ELLEN_AVATAR = "https://cdn.example/ellen.png"
+
+
+def setup_server(guild: discord.Guild, *, full_privacy: Sequence[discord.Member] = ()) -> m.Server:
+    server = actions.register_server(
+        str(guild.id), name=guild.name, is_dm=False, locale="en-US", main_persona_nickname="Tomori"
+    )
+    m.Persona.objects.create(
+        server=server, persona_nickname="Ellen", is_alter=True, trigger_words=["ellen"], webhook_avatar_url=ELLEN_AVATAR
+    )
+    for member in full_privacy:
+        user = actions.register_user(str(member.id), username=member.name, global_name=None)
+        actions.set_privacy_level(user, m.PrivacyLevel.FULL)
+    return server
+
+
+def prompt_text(items: Sequence[ContextItem]) -> str:
+    return "\n".join(item.text for item in items)
+
+
+def sent_messages() -> list[discord.Message]:
+    messages = []
+    while not dpytest.sent_queue.empty():
+        messages.append(dpytest.get_message())
+    return messages
+
+
+async def records() -> list[PromptRecord]:
+    return [r async for r in PromptRecord.objects.order_by("created_at", "id")]
+
+
+class FixedProvider:
+    name, model_name = "fixed", "fixed"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        return GenerationResult(self.text)
+
+
+async def test_a_mention_gets_a_native_reply_built_from_the_assembled_prompt(harness, monkeypatch):
+    await run_db(setup_server, harness.guild)
+    replied_to: list[int] = []
+    original_reply = discord.Message.reply
+
+    async def spy_reply(self: discord.Message, *args, **kwargs):  # type: ignore[no-untyped-def]
+        replied_to.append(self.id)
+        return await original_reply(self, *args, **kwargs)
+
+    monkeypatch.setattr(discord.Message, "reply", spy_reply)
+    await dpytest.message("good evening everyone", member=harness.member(1))
+    trigger = await dpytest.message(f"<@{harness.bot.user.id}> how is the night shift?", member=harness.member(0))
+
+    [reply] = sent_messages()  # the echo reply names "Tomori" yet triggers nothing: no reply loop
+    [prompt] = harness.prompts
+    assert reply.content.startswith(f"[echo] Tomori: I read {len(prompt)} prompt items; you said:")
+    assert "how is the night shift?" in reply.content
+    assert "good evening everyone" in prompt_text(prompt)
+    assert replied_to == [trigger.id]
+    [record] = await records()
+    assert record.source == "bot" and record.provider == "echo" and record.error == ""
+    assert record.trigger_message_disc_id == str(trigger.id)
+    assert record.reply_text == reply.content
+    assert record.persona_nickname == "Tomori"
+    assert len(record.context_items) == len(prompt)
+
+
+async def test_an_alters_trigger_word_produces_a_webhook_message(harness):
+    await run_db(setup_server, harness.guild)
+
+    await dpytest.message("ellen, what do you think of the rain?", member=harness.member(0))
+
+    assert sent_messages() == []  # nothing native: the alter speaks through the channel webhook
+    [send] = harness.webhooks.hooks[harness.channel.id].sends
+    assert send.username == "Ellen" and send.avatar_url == ELLEN_AVATAR
+    assert send.content.startswith("[echo] Ellen: I read")
+    assert "what do you think of the rain?" in send.content
+    assert send.embed is discord.utils.MISSING  # not queued: no reply notice
+    [record] = await records()
+    assert record.persona_nickname == "Ellen" and record.reply_text == send.content
+
+
+async def test_p01_a_privacy_full_users_messages_never_reach_the_provider(harness):
+    rei = harness.member(2)
+    await run_db(setup_server, harness.guild, full_privacy=[rei])
+
+    await dpytest.message("my new address is 4 Harbor Lane, send snacks", member=rei)
+    await dpytest.message("tomori, did anyone post an address?", member=harness.member(0))
+
+    [prompt] = harness.prompts
+    text = prompt_text(prompt)
+    assert "did anyone post an address?" in text
+    assert "Harbor Lane" not in text
+    [record] = await records()
+    assert "Harbor Lane" not in str(record.context_items) + str(record.simplified_messages)
+
+
+async def test_p01_a_privacy_full_user_cannot_trigger(harness):
+    rei = harness.member(2)
+    await run_db(setup_server, harness.guild, full_privacy=[rei])
+
+    await dpytest.message("tomori, are you there?", member=rei)
+
+    assert sent_messages() == [] and harness.prompts == []
+    assert await records() == []
+
+
+async def test_bot_authored_triggers_are_ignored(harness):
+    await run_db(setup_server, harness.guild)
+    other_bot = backend.make_user("helperbot", 9)
+    other_bot.bot = True
+    bot_member = backend.make_member(other_bot, harness.guild)
+
+    await dpytest.message(f"<@{harness.bot.user.id}> tomori ellen hello", member=bot_member)
+    backend.make_message("tomori, talk to yourself", harness.bot.user, harness.channel)
+    await dpytest.run_all_events()
+
+    assert sent_messages() == [] and harness.prompts == []
+    assert harness.webhooks.hooks == {}
+
+
+async def test_two_triggers_in_one_channel_are_answered_in_order_the_second_from_the_queue(harness):
+    await run_db(setup_server, harness.guild)
+    ann, bob = harness.member(0), harness.member(1)
+    bot = harness.bot
+    channel_id = str(harness.channel.id)
+    inner = bot.runner.provider_factory
+
+    class SecondTriggerArrivesMidTurn:
+        """During the first generation, Bob's trigger arrives and must wait in the channel queue."""
+
+        def __init__(self, wrapped) -> None:  # type: ignore[no-untyped-def]
+            self.wrapped, self.name, self.model_name = wrapped, wrapped.name, wrapped.model_name
+
+        async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
+            if len(harness.prompts) == 0:
+                backend.make_message("tomori, second question please", bob, harness.channel)
+                for _ in range(1000):  # wait (bounded) for the chat cog to queue it
+                    if bot.planner.queued(channel_id):
+                        break
+                    await asyncio.sleep(0.005)
+                assert bot.planner.queued(channel_id) == 1
+            return await self.wrapped.generate(items, stream=stream)
+
+    bot.runner.provider_factory = lambda config, name: SecondTriggerArrivesMidTurn(inner(config, name))
+
+    await dpytest.message("tomori, first question", member=ann)
+
+    first, second = sent_messages()
+    assert "first question" in first.content
+    assert "second question please" in second.content
+    r1, r2 = await records()
+    assert r1.streaming_context["reply_notice_state"] is None
+    # BC9-04: the queued turn carries a fresh reply-notice state (inert for a native reply) ...
+    assert r2.streaming_context["reply_notice_state"] == {"attempted": False, "sent": False}
+    # ... and BC8-08's queued-reply directive points the persona at Bob's earlier message.
+    assert "Create a reply as Tomori to " in prompt_text(harness.prompts[1])
+    assert "message from earlier" in prompt_text(harness.prompts[1])
+    assert not bot.planner.is_busy(channel_id)
+
+
+async def test_a_queued_alter_reply_carries_the_replying_to_notice(harness):
+    await run_db(setup_server, harness.guild)
+    bob = harness.member(1)
+    bot = harness.bot
+    channel_id = str(harness.channel.id)
+    inner = bot.runner.provider_factory
+
+    class QueueEllen:
+        def __init__(self, wrapped) -> None:  # type: ignore[no-untyped-def]
+            self.wrapped, self.name, self.model_name = wrapped, wrapped.name, wrapped.model_name
+
+        async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
+            if len(harness.prompts) == 0:
+                backend.make_message("ellen, your turn", bob, harness.channel)
+                for _ in range(1000):
+                    if bot.planner.queued(channel_id):
+                        break
+                    await asyncio.sleep(0.005)
+            return await self.wrapped.generate(items, stream=stream)
+
+    bot.runner.provider_factory = lambda config, name: QueueEllen(inner(config, name))
+
+    await dpytest.message("tomori, hello", member=harness.member(0))
+
+    [send] = harness.webhooks.hooks[harness.channel.id].sends
+    assert send.username == "Ellen"
+    assert send.embed.footer.text == REPLY_CONTEXT_TOKEN
+    assert "Replying to" in send.embed.description
+    _, ellen_record = await records()
+    assert ellen_record.streaming_context["reply_notice_state"] == {"attempted": True, "sent": True}
+
+
+async def test_a_5000_character_reply_arrives_as_three_messages_with_code_fences_intact(harness):
+    await run_db(setup_server, harness.guild)
+    code = "\n".join(f"    value_{i:04d} = compute({i}) + offset  # step {i}" for i in range(101))
+    long_reply = "Here is the script:\n```python\n" + code + "\n```\nThat should do it."
+    assert 4950 <= len(long_reply) <= 5050
+    harness.bot.runner.provider_factory = lambda config, name: FixedProvider(long_reply)
+
+    await dpytest.message("tomori, write me a script", member=harness.member(0))
+
+    pieces = sent_messages()
+    assert len(pieces) == 3
+    for piece in pieces:
+        assert len(piece.content) <= 2000
+        fences = [line for line in piece.content.split("\n") if line.strip().startswith("```")]
+        assert len(fences) % 2 == 0
+    assert pieces[1].content.startswith("```python\n") and pieces[2].content.startswith("```python\n")
+    [record] = await records()
+    assert record.reply_text == long_reply
+
+
+@pytest.mark.parametrize(("model", "error"), [("fail", "provider returned HTTP 500"), ("slow", "provider timed out")])
+async def test_provider_failure_over_http_shows_one_short_error_and_the_bot_keeps_running(
+    harness, llm_server, settings, model, error
+):
+    settings.LLM_TIMEOUT_SECONDS = 0.3
+
+    def configure(model_name: str) -> None:
+        m.ServerSettings.objects.filter(server__server_disc_id=str(harness.guild.id)).update(
+            llm_provider="openai", llm_base_url=llm_server.base_url, llm_model=model_name
+        )
+
+    await run_db(setup_server, harness.guild)
+    await run_db(configure, model)
+
+    await dpytest.message("tomori, are you awake?", member=harness.member(0))
+
+    [notice] = sent_messages()
+    assert notice.content == ERROR_MESSAGES["en-US"]
+    assert len(llm_server.requests) == 2  # the first attempt and one retry
+    [failed] = await records()
+    assert failed.error == error and failed.reply_text == "" and failed.provider == "openai"
+    assert failed.model_name == model and failed.context_items
+
+    await run_db(configure, "ok")
+    harness.bot.get_cog("ChatCog").forget_server(str(harness.guild.id))
+    await dpytest.message("tomori, how about now?", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content == llm_server.reply_text
+    _, succeeded = await records()
+    assert succeeded.error == "" and succeeded.reply_text == llm_server.reply_text
+    assert succeeded.usage["total_tokens"] == 18
+    assert "how about now?" in str(llm_server.requests[-1]["messages"])
