@@ -19,7 +19,9 @@ hypothesis_settings.load_profile("ci" if os.environ.get("CI") else os.environ.ge
 
 
 @pytest.fixture(autouse=True)
-def _eager_celery(settings):  # type: ignore[no-untyped-def]
-    """Tasks run in-process unless a test starts a real worker."""
+def _test_settings(settings):  # type: ignore[no-untyped-def]
+    """Tasks run in-process unless a test starts a real worker; fast password hashing."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    # Password hashing is deliberately slow; tests only need it to work.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings
