@@ -310,3 +310,72 @@ def test_voice_transcript_changelist_is_read_only(admin_client: Client) -> None:
     assert "is the library open" in response.content.decode()
     add = admin_client.get(reverse("admin:chatcontext_voicetranscript_add"))
     assert add.status_code == 403
+
+
+def _inline_management(prefix: str, total: int = 0, initial: int = 0) -> dict[str, int]:
+    return {f"{prefix}-TOTAL_FORMS": total, f"{prefix}-INITIAL_FORMS": initial}
+
+
+def test_adding_a_server_saves_its_settings_inline_once(admin_client: Client) -> None:
+    settings_form = {
+        "settings-0-message_fetch_limit": 60,
+        "settings-0-timezone_offset": "5.5",
+        "settings-0-humanizer_degree": 1,
+        "settings-0-retention_days": 7,
+        "settings-0-rp_channel_ids": "[]",
+        "settings-0-private_channel_ids": "[]",
+        "settings-0-llm_provider": "echo",
+        "settings-0-llm_api_key": "sk-new",
+    }
+    data = {
+        "server_disc_id": "777",
+        "name": "New guild",
+        **_inline_management("settings", total=1),
+        **settings_form,
+        **_inline_management("personas"),
+    }
+    response = admin_client.post(reverse("admin:personas_server_add"), data)
+    assert response.status_code == 302, response.context["errors"]
+    server = Server.objects.get(server_disc_id="777")
+    assert (server.settings.retention_days, str(server.settings.timezone_offset)) == (7, "5.50")
+    assert (server.settings.llm_provider, server.settings.llm_api_key) == ("echo", "sk-new")
+
+
+def test_adding_a_persona_draws_a_lineage(admin_client: Client, main_persona: Persona) -> None:
+    data = {
+        "server": main_persona.server.pk,
+        "persona_nickname": "Pip",
+        "is_alter": "on",
+        "trigger_words": '["pip"]',
+        "sample_dialogue": "[]",
+        "physical_appearance_tags": "[]",
+        "naming_prefixes": "{}",
+        "naming_suffixes": "{}",
+        "naming_address_terms": "{}",
+        **_inline_management("attributes", total=1),
+        "attributes-0-attribute_order": 1,
+        "attributes-0-attribute_text": "loud",
+        "attributes-0-is_public": "on",
+    }
+    response = admin_client.post(reverse("admin:personas_persona_add"), data)
+    assert response.status_code == 302, response.context["errors"]
+    pip = Persona.objects.get(persona_nickname="Pip")
+    assert pip.persona_lineage_id > main_persona.persona_lineage_id
+    assert list(pip.attributes.values_list("attribute_text", flat=True)) == ["loud"]
+
+
+def test_admin_refuses_a_second_main_persona(admin_client: Client, main_persona: Persona) -> None:
+    data = {
+        "server": main_persona.server.pk,
+        "persona_nickname": "Other",
+        "trigger_words": "[]",
+        "sample_dialogue": "[]",
+        "physical_appearance_tags": "[]",
+        "naming_prefixes": "{}",
+        "naming_suffixes": "{}",
+        "naming_address_terms": "{}",
+        **_inline_management("attributes"),
+    }
+    response = admin_client.post(reverse("admin:personas_persona_add"), data)
+    assert response.status_code == 200
+    assert Persona.objects.filter(server=main_persona.server).count() == 1
