@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
-from botplatform.api import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, Id, principal
+from botplatform.api_common import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, Id, principal
 from chatcontext.models import PromptRecord
 
 router = Router(tags=["prompt records"])

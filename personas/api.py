@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 
-from botplatform.api import (
+from botplatform.api_common import (
     AUTH_ERRORS,
     MAX_ID,
     READ_ERRORS,
