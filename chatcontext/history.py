@@ -96,6 +96,16 @@ class References:
     forward_chains: dict[str, tuple[ForwardSnapshot, ...] | None] = field(default_factory=dict)
     forward_origin_authors: dict[str, Author] = field(default_factory=dict)
 
+    def messages(self) -> list[DiscordMessage]:
+        return list(self.reply_targets.values())
+
+    def author_ids(self) -> set[str]:
+        """Authors named only through references: origins and re-fetched forward snapshots."""
+        ids = {a.id for a in self.forward_origin_authors.values()}
+        for chain in self.forward_chains.values():
+            ids.update(s.author.id for s in chain or () if s.author is not None)
+        return ids
+
 
 # ---------------------------------------------------------------------------------------------
 # Fetch and slice (BC2-02..06)
@@ -234,10 +244,11 @@ def load_history_rows(
     messages: list[DiscordMessage],
     now_ms: int,
     *,
+    extra_user_ids: Iterable[str] = (),
     impersonation_relays: Mapping[str, str] | None = None,
 ) -> HistoryRows:
     """Users, blacklist, active blocks and sprite labels for `messages` (window + referenced ones)."""
-    user_ids = referenced_user_ids(messages, impersonation_relays or {})
+    user_ids = referenced_user_ids(messages, impersonation_relays or {}) | set(extra_user_ids)
     persona = turn.persona
     blocks_apply = not turn.is_dm_channel and persona.server_id is not None and isinstance(persona.persona_id, int)
     return HistoryRows(
@@ -340,8 +351,13 @@ def build_history(
 
     loaded = all(v is None for v in (active_blocks, user_rows, blacklisted, sprite_labels))
     if loaded:
-        referenced = [*sliced, *refs.reply_targets.values()]
-        rows = load_history_rows(turn, referenced, now_ms, impersonation_relays=relays)
+        rows = load_history_rows(
+            turn,
+            [*sliced, *refs.messages()],
+            now_ms,
+            extra_user_ids=refs.author_ids(),
+            impersonation_relays=relays,
+        )
     else:
         rows = HistoryRows(
             user_rows=dict(user_rows or {}),
@@ -365,7 +381,7 @@ def build_history(
             levels.setdefault(uid, row.privacy_level)
         visibility = replace(visibility, privacy_levels=levels)
 
-    authors = {m.author.id for m in [*visible_raw, *refs.reply_targets.values()] if not m.webhook_id}
+    authors = {m.author.id for m in [*visible_raw, *refs.messages()] if not m.webhook_id}
     members = {uid: member for uid in sorted(authors) if (member := transport.get_cached_member(uid)) is not None}
 
     known = dict(

@@ -158,8 +158,7 @@ def resolve_author(message: DiscordMessage, ctx: SimplifyContext, *, is_debug: b
     if message.webhook_id:
         return _resolve_webhook(message, message.webhook_id, ctx)
     candidates = (ctx.saved_nickname(author.id), ctx.member_display_name(message), author.global_name, author.username)
-    name = next((c for c in candidates if c), author.id)
-    return AuthorIdentity(author_id=author.id, author_name=name)
+    return AuthorIdentity(author_id=author.id, author_name=next((c for c in candidates if c), "User"))
 
 
 def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyContext) -> AuthorIdentity:

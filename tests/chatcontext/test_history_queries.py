@@ -13,7 +13,15 @@ from chatcontext.config import StageConfig
 from chatcontext.history import build_history
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.types import Attachment, Author, DiscordMessage, Reaction, ReactionEmoji
+from chatcontext.types import (
+    Attachment,
+    Author,
+    DiscordMessage,
+    ForwardSnapshot,
+    MessageReference,
+    Reaction,
+    ReactionEmoji,
+)
 from chatcontext.voice_cache import DatabaseTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import NOW, SERVER, make_turn, msg, webhook_msg
@@ -113,7 +121,23 @@ def test_query_count_is_bounded_and_independent_of_the_window(django_assert_max_
 def test_db_rows_feed_privacy_blacklist_and_sprites() -> None:
     server, tomori, ellen = _world()
     m.PersonaSpriteMessage.objects.create(message_disc_id="h1", persona=ellen, sprite_name="smug", channel_disc_id="c")
+    hidden = _user(40)  # privacy FULL and never an author of the window
+    m.DiscordUser.objects.create(user_disc_id=hidden.id, username=hidden.username, privacy_level=2)
+    intermediate = msg(
+        "mid",
+        _user(1),
+        reference=MessageReference(type="forward", message_id="o"),
+        message_snapshots=(ForwardSnapshot(content="chain secret", author=hidden),),
+    )
+    nested = msg(
+        "w1",
+        _user(1),
+        "fwd",
+        reference=MessageReference(type="forward", message_id="mid"),
+        message_snapshots=(ForwardSnapshot(),),
+    )
     messages = [
+        nested,
         msg("m0", _user(0), "q"),
         msg("m1", _user(4), "a", reply_to="m0"),
         msg("m2", _user(3), "full secret"),
@@ -129,13 +153,15 @@ def test_db_rows_feed_privacy_blacklist_and_sprites() -> None:
     )
     result = build_history(
         turn,
-        InMemoryTransport(messages),
+        InMemoryTransport(messages, extra_messages=(intermediate,)),
         MessageIdMap(),
         config=StageConfig(),
         transcripts=DatabaseTranscriptCache(),
     )
     contents = [e.content or "" for e in result.simplified_messages]
-    assert not any("full secret" in c for c in contents)
+    assert not any("full secret" in c or "chain secret" in c for c in contents)
+    assert contents[0] == "fwd"
+    contents = contents[1:]
     # User 4 is blacklisted: the saved nickname is not used, the live name is.
     assert contents[1].startswith("[System: This message (ID: ref_1) by User 4 is referring")
     assert "by Nick 0 saying: q]" in contents[1]
