@@ -159,7 +159,14 @@ def extend_directory(directory: MentionDirectory, texts: Iterable[str], lookups:
     blacklist reads of hydration, a saved nickname cannot be proven allowed ([DES] P-07 fail closed).
     """
     users, channels, roles = mention_ids(texts)
-    for user_id in sorted(users - directory.users.keys() - directory.unknown - {directory.bot_user_id or ""}):
+    bot_id = directory.bot_user_id
+    if bot_id and bot_id in users and directory.bot_display_name is None and bot_id not in directory.unknown:
+        bot_member = _lookup(lookups.load_member, bot_id)
+        if bot_member is None:
+            directory.unknown.add(bot_id)
+        else:
+            directory.bot_display_name = bot_member.display_name or None
+    for user_id in sorted(users - directory.users.keys() - directory.unknown - {bot_id or ""}):
         member = _lookup(lookups.load_member, user_id)
         if member is None:
             directory.unknown.add(user_id)

@@ -428,3 +428,43 @@ def test_h22_diagnostics_hold_counts_only():
     for forbidden in (A, BO, E, "Ally", "alice", "secret", CHANNEL):
         assert forbidden not in flat
     assert result.diagnostics["profile_count"] == 4
+
+
+# --- BC7-07 history naming projection ------------------------------------------------------------
+
+
+def test_bc7_07_history_user_labels_follow_persona_naming_and_p02():
+    from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
+    from tests.participants.builders import alice_row, bob_row, erin_row
+
+    persona = tomori(naming_prefixes={"neutral": "Master"})
+    rows = [alice_row(), bob_row(user_nickname="Bobby"), erin_row(user_nickname="Eri", privacy_level=2)]
+    labels = history_user_labels(
+        rows,
+        persona=persona,
+        personalization_enabled=True,
+        blacklisted={BO},
+        naming_preferences={(1, 10001): NamingPreference(1, 10001, nickname_override="Allie")},
+        live_names={A: "alice_srv"},
+    )
+    assert labels == {A: "Master Allie"}
+    assert history_user_labels(rows, persona=persona, personalization_enabled=False) == {}
+    by_lineage = history_persona_mention_labels(
+        [alice_row()], personas=[tomori(), lilya(naming_suffixes={"neutral": "-san"})], personalization_enabled=True
+    )
+    assert by_lineage == {f"10001:{A}": "Ally", f"10002:{A}": "Ally-san"}
+
+
+# --- C-08: hydration runs for every persona turn ----------------------------------------------------
+
+
+def test_t20_c08_hydration_reads_happen_for_every_persona_turn():
+    prep = discover([msg("1", A, "hi"), msg("2", BO, "yo")], responders=[1, 2])
+    deps = world_deps()
+    first = build(prep, deps)
+    second = build(prep, deps, persona=lilya())
+    for items in (first, second):
+        calls = items.diagnostics["hydration"]["external_calls"]
+        assert calls["privacy_reads"] == 1 and calls["blacklist_reads"] == 1
+        assert calls["member_reads"] == 1 and calls["personal_memory_reads"] == 2 and calls["reminder_reads"] >= 2
+    assert deps.calls["load_reminders"] == 2 and deps.calls["load_personal_memories"] == 2

@@ -82,6 +82,8 @@ def test_extend_directory_uses_live_names_only_for_non_participants():
             self.asked.append(disc_id)
             if disc_id == OUTSIDER:
                 return MemberInfo(OUTSIDER, username="outsider", nickname="Outie")
+            if disc_id == B:
+                return MemberInfo(B, username="tomori-bot", display_name="Tomori (bot)", is_bot=True)
             raise RuntimeError("gateway error")
 
         def channel_label(self, channel_id: str) -> str | None:
@@ -96,10 +98,10 @@ def test_extend_directory_uses_live_names_only_for_non_participants():
     assert mention_ids(texts) == ({OUTSIDER, E, A, B}, {"555", "556"}, {"9"})
     extend_directory(found, texts, lookups)
     extend_directory(found, texts, lookups)  # known and unknown ids are not asked twice
-    assert sorted(lookups.asked) == sorted([OUTSIDER, E])
+    assert sorted(lookups.asked) == sorted([OUTSIDER, E, B])
     assert found.users[OUTSIDER] == MentionTarget(None, "Outie", "outsider")
     assert convert_mentions(texts[0], "Ally", "Tomori", True, directory=found) == (
-        f"Outie <@{E}> Ally Tomori #tasks <#556> <@&9>"
+        f"Outie <@{E}> Ally Tomori (bot) #tasks <#556> <@&9>"  # the bot's member display name first
     )
 
 
