@@ -100,20 +100,16 @@ def bot_user_label(ctx: SimplifyContext) -> str:
     return ctx.identity_persona.persona_nickname.strip() or "Bot"
 
 
-def annotation_label(message: DiscordMessage, ctx: SimplifyContext) -> str:
-    """BC3-06: the name of a message's author inside a reply annotation.
+def webhook_label(username: str) -> str:
+    """A non-persona webhook's name without its bridge prefix (which may hold a Matrix id)."""
+    return strip_bridge_prefix(username).strip() or username.strip() or "User"
 
-    For a non-persona webhook the stripped webhook name comes first: its `username` still carries the
-    bridge prefix (and a Matrix id) that must not reach the LLM.
-    """
+
+def human_label(message: DiscordMessage, ctx: SimplifyContext) -> str:
+    """BC3-06/BC3-10: saved nickname (if personalization allows) → member display name → user display
+    name → global name → username → `User`. (BC3-10 omits the user display name; Discord derives it
+    from the global name or username, so the one order serves both rules.)"""
     author = message.author
-    if author.id == ctx.bot_user_id:
-        return bot_user_label(ctx)
-    match = match_persona_webhook(message, ctx.personas)
-    if match is not None:
-        return persona_label(match, message.id, ctx)
-    if message.webhook_id:
-        return strip_bridge_prefix(author.username).strip() or author.username.strip() or "User"
     candidates = (
         ctx.saved_nickname(author.id),
         ctx.member_display_name(message),
@@ -122,6 +118,22 @@ def annotation_label(message: DiscordMessage, ctx: SimplifyContext) -> str:
         author.username,
     )
     return next((c.strip() for c in candidates if c and c.strip()), "User")
+
+
+def annotation_label(message: DiscordMessage, ctx: SimplifyContext) -> str:
+    """BC3-06: the name of a message's author inside a reply annotation.
+
+    For a non-persona webhook the stripped webhook name comes first (BC3-06 lists it last): its
+    `username` still carries the bridge prefix that must not reach the LLM.
+    """
+    if message.author.id == ctx.bot_user_id:
+        return bot_user_label(ctx)
+    match = match_persona_webhook(message, ctx.personas)
+    if match is not None:
+        return persona_label(match, message.id, ctx)
+    if message.webhook_id:
+        return webhook_label(message.author.username)
+    return human_label(message, ctx)
 
 
 @dataclass(frozen=True)
@@ -157,8 +169,7 @@ def resolve_author(message: DiscordMessage, ctx: SimplifyContext, *, is_debug: b
         )
     if message.webhook_id:
         return _resolve_webhook(message, message.webhook_id, ctx)
-    candidates = (ctx.saved_nickname(author.id), ctx.member_display_name(message), author.global_name, author.username)
-    return AuthorIdentity(author_id=author.id, author_name=next((c for c in candidates if c), "User"))
+    return AuthorIdentity(author_id=author.id, author_name=human_label(message, ctx))
 
 
 def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyContext) -> AuthorIdentity:
@@ -177,7 +188,7 @@ def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyCont
             persona_lineage_id=persona.persona_lineage_id,
             synthetic_user=(author_id, {"display_name": label, "type": "persona"}),
         )
-    name = strip_bridge_prefix(username).strip() or username
+    name = webhook_label(username)
     impersonated = ctx.visibility.impersonation_relays.get(webhook_id)
     matrix_id = bridge_user_id(username)
     synthetic = None if impersonated or matrix_id else (webhook_id, {"display_name": name, "type": "webhook"})

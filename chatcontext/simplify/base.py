@@ -69,9 +69,6 @@ class Visibility:
             return self.impersonation_relays.get(message.webhook_id, message.author.id)
         return message.author.id
 
-    def is_blocked(self, message: DiscordMessage) -> bool:
-        return self.comparable_id(message) in self.blocked_ids
-
     def is_hidden_author(self, author_id: str, comparable_id: str | None = None) -> bool:
         """A FULL-privacy or blocked author: nothing of theirs may be quoted in another entry."""
         return self.is_full(author_id) or (comparable_id or author_id) in self.blocked_ids

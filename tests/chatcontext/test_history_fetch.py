@@ -7,9 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext.history import normalize_fetch_limit
-from chatcontext.types import Embed
-from tests.chatcontext.builders import ANN, BOB, BOT, SERVER, bot_embed, msg, run_history, webhook_msg
+from chatcontext.config import StageConfig
+from chatcontext.history import build_history, normalize_fetch_limit
+from chatcontext.idmap import MessageIdMap
+from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.transport import TransportError
+from chatcontext.types import DiscordMessage, Embed
+from chatcontext.voice_cache import MemoryTranscriptCache
+from tests.chatcontext.builders import ANN, BOB, BOT, SERVER, bot_embed, make_turn, msg, run_history, webhook_msg
 
 
 @pytest.mark.parametrize(
@@ -136,3 +141,24 @@ def test_bc2_04_persona_webhook_marker_counts() -> None:
     ]
     run = run_history(messages)
     assert [e.id for e in run.entries] == ["m3"]
+
+
+class _BrokenHistory(InMemoryTransport):
+    def fetch_history(self, limit: int) -> list[DiscordMessage]:
+        raise TransportError("discord down")
+
+
+def test_bc2_02_failed_history_fetch_degrades_to_the_trigger() -> None:
+    trigger = msg("t", ANN, "hello")
+    result = build_history(
+        make_turn(trigger),
+        _BrokenHistory([msg("m1", BOB, "x"), trigger]),
+        MessageIdMap(),
+        config=StageConfig(),
+        transcripts=MemoryTranscriptCache(),
+        active_blocks=[],
+        user_rows={},
+        blacklisted=set(),
+        sprite_labels={},
+    )
+    assert [e.id for e in result.simplified_messages] == ["t"]
