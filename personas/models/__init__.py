@@ -27,11 +27,10 @@ from personas.models.users import (
 )
 
 __all__ = [
-    "ApiToken",
-    "ServerModerator",
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
     "AddressingStyle",
+    "ApiToken",
     "DiscordUser",
     "MatrixChannelLink",
     "Persona",
@@ -47,6 +46,7 @@ __all__ = [
     "ServerEmoji",
     "ServerMember",
     "ServerMemory",
+    "ServerModerator",
     "ServerSettings",
     "ServerSticker",
     "StatCounter",
