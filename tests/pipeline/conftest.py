@@ -1,0 +1,57 @@
+"""Assembling snapshot turns on the test database (rows loaded in a savepoint that is rolled back)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+
+from chatcontext.config import StageConfig
+from chatcontext.pipeline import build_turn_context
+from chatcontext.snapshot import (
+    load_snapshot_rows,
+    parse_members,
+    parse_messages,
+    snapshot_chat_turn,
+    snapshot_transport,
+    transcript_cache,
+    validate_snapshot,
+)
+from chatcontext.types import ChatTurnContext
+
+EXAMPLE = Path("/work/shared/examples/night-owls-lounge.json")
+
+
+def example_doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    return doc
+
+
+def assemble(doc: dict[str, Any], *, config: StageConfig | None = None, **kwargs: Any) -> ChatTurnContext:
+    """Validate, load the rows in a savepoint, run the stage on the default database, roll back."""
+    validate_snapshot(doc)
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        messages, members = parse_messages(doc), parse_members(doc)
+        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        ctx = build_turn_context(
+            turn,
+            snapshot_transport(doc, messages, members),
+            transcripts=transcript_cache(doc),
+            config=config or StageConfig(),
+            **kwargs,
+        )
+        transaction.set_rollback(True)
+    return ctx
+
+
+@pytest.fixture
+def assembled() -> Callable[..., ChatTurnContext]:
+    """`assembled(doc)`: the context of a snapshot turn; the shared cache starts empty."""
+    cache.clear()
+    return assemble

@@ -1,0 +1,221 @@
+"""`replay_turn` (turn-snapshot.md §2–§3): exit status 2 with one path-naming line for bad input,
+no traceback, nothing persisted (except the --record prompt record), byte-identical output, and a
+live database whose rows share the snapshot's ids is neither read nor changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+
+from chatcontext.models import PromptRecord
+from personas import models as m
+from tests.pipeline.conftest import EXAMPLE, example_doc
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "snapshots" / "cases" / "night-owls-lounge.expected.json"
+BOTH = pytest.mark.django_db(databases=["default", "replay"])
+STAGE_TUNABLES = (
+    "REACTION_CONTEXT_ENABLED",
+    "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN",
+    "REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE",
+    "REACTION_CONTEXT_MAX_USERS_PER_REACTION",
+    "FORWARD_CHAIN_MAX_DEPTH",
+    "VOICE_TRANSCRIPT_CACHE_TTL_MINUTES",
+    "EMOJI_PENALTY_ENABLED",
+    "EMOJI_PENALTY_LOOKBACK",
+    "EMOJI_PENALTY_THRESHOLD",
+    "MEDIA_IMAGE_MESSAGE_LIMIT",
+    "EMOJI_STICKER_CACHE_TTL_MINUTES",
+    "DEFAULT_BOTNAME",
+)
+
+
+@pytest.fixture(autouse=True)
+def _default_tunables(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in STAGE_TUNABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    try:
+        call_command("replay_turn", *args, stdout=out, stderr=err)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write(tmp_path: Path, doc: Any, name: str = "turn.json") -> str:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def row_counts() -> dict[str, int]:
+    return {model._meta.label: model.objects.count() for model in apps.get_models() if model._meta.managed}
+
+
+@BOTH
+def test_replay_prints_the_golden_output_of_the_example() -> None:
+    code, out, err = run(str(EXAMPLE))
+    assert (code, err) == (0, "")
+    assert out.encode("utf-8") == GOLDEN.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "line"),
+    [
+        (lambda d: d["messages"][3]["author"].pop("id"), "messages[3].author.id: required"),
+        (lambda d: d["turn"].update(persona_key="nobody"), 'turn.persona_key: unknown persona key "nobody"'),
+        (
+            lambda d: d["turn"].update(trigger_message_id="1"),
+            'turn.trigger_message_id: no message with id "1" in messages',
+        ),
+        (lambda d: d["server"].update(region="eu"), "server.region: unknown key"),
+    ],
+)
+@BOTH
+def test_bad_snapshots_exit_2_with_one_line_naming_the_path(tmp_path: Path, mutate: Any, line: str) -> None:
+    doc = example_doc()
+    mutate(doc)
+    assert run(write(tmp_path, doc)) == (2, "", line + "\n")
+
+
+@BOTH
+def test_malformed_json_and_missing_files_exit_2(tmp_path: Path) -> None:
+    assert run(write(tmp_path, '{"format": "tomori-turn-snapshot/1",}')) == (
+        2,
+        "",
+        "$: malformed JSON at line 1, column 37: Expecting property name enclosed in double quotes\n",
+    )
+    code, out, err = run(str(tmp_path / "absent.json"))
+    assert (code, out) == (2, "") and err.endswith("absent.json: cannot read (No such file or directory)\n")
+
+
+def _subprocess(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in STAGE_TUNABLES and k != "DATABASE_URL"}
+    env["TOMORI_VAR_DIR"] = str(tmp_path / "var")
+    return subprocess.run(
+        [sys.executable, "manage.py", "replay_turn", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+        timeout=120,
+    )
+
+
+def test_separate_processes_give_byte_identical_output_and_never_a_traceback(tmp_path: Path) -> None:
+    """Two processes (different hash seeds) print the same bytes; bad input is one stderr line."""
+    first = _subprocess([str(EXAMPLE)], tmp_path)
+    second = _subprocess([str(EXAMPLE)], tmp_path)
+    assert first.returncode == second.returncode == 0, first.stderr
+    assert first.stdout == second.stdout == GOLDEN.read_text(encoding="utf-8")
+    doc = example_doc()
+    del doc["messages"][3]["author"]["id"]
+    bad = _subprocess([write(tmp_path, doc)], tmp_path)
+    assert (bad.returncode, bad.stdout, bad.stderr) == (2, "", "messages[3].author.id: required\n")
+    assert "Traceback" not in bad.stderr
+
+
+@BOTH
+def test_text_format_is_one_block_per_item_with_role_and_tag() -> None:
+    code, out, _ = run(str(EXAMPLE), "--format", "text")
+    output = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    headers = [line for line in out.split("\n") if line.startswith("--- ")]
+    assert code == 0 and len(headers) == len(output["context_items"])
+    assert headers[0] == "--- 1 · system · system_instruction_block ---"
+    assert "--- 6 · user · dialogue_history · message 6001 ---" in headers
+    assert "Minnie: good evening everyone" in out
+
+
+@BOTH
+def test_replay_persists_nothing() -> None:
+    before = row_counts()
+    assert run(str(EXAMPLE))[0] == 0
+    assert row_counts() == before
+
+
+def live_rows_sharing_the_snapshot_ids() -> None:
+    """The demo data may hold a server, users and a reminder with the very ids of the snapshot."""
+    server = m.Server.objects.create(server_disc_id="4100", name="Live Night Owls")
+    m.Persona.objects.create(server=server, persona_nickname="Tomori", persona_lineage_id=10000)
+    mina = m.DiscordUser.objects.create(user_disc_id="11", username="mina", user_nickname="LIVE-NICK")
+    m.PersonalMemory.objects.create(user=mina, persona_lineage_id=10000, content="LIVE memory of Mina")
+    m.Reminder.objects.create(
+        reminder_id=31,
+        server=server,
+        channel_disc_id="4200",
+        user_discord_id="11",
+        reminder_purpose="LIVE reminder",
+        reminder_time=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+
+
+@BOTH
+def test_a_live_database_with_the_same_ids_neither_shapes_nor_sees_the_replay() -> None:
+    live_rows_sharing_the_snapshot_ids()
+    before = row_counts()
+    code, out, err = run(str(EXAMPLE))
+    assert (code, err) == (0, "")
+    assert out.encode("utf-8") == GOLDEN.read_bytes()
+    assert "LIVE" not in out
+    assert row_counts() == before
+    assert m.Server.objects.get(server_disc_id="4100").name == "Live Night Owls"
+    assert m.Reminder.objects.get(reminder_id=31).reminder_purpose == "LIVE reminder"
+
+
+@BOTH
+def test_record_stores_only_the_prompt_record() -> None:
+    live_rows_sharing_the_snapshot_ids()
+    before = row_counts()
+    code, out, err = run(str(EXAMPLE), "--record")
+    assert code == 0 and out.encode("utf-8") == GOLDEN.read_bytes()
+    after = row_counts()
+    assert after.pop("chatcontext.PromptRecord") == before.pop("chatcontext.PromptRecord") + 1
+    assert after == before
+    record = PromptRecord.objects.get()
+    assert err == f"stored prompt record {record.pk}\n"
+    assert record.source == PromptRecord.Source.REPLAY
+    assert record.server.server_disc_id == "4100" and record.persona is not None
+    assert record.persona.persona_nickname == "Tomori" and record.trigger_message_disc_id == "6010"
+    assert record.snapshot == example_doc()
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert [{k: v for k, v in i.items() if k != "token_estimate"} for i in record.context_items] == golden[
+        "context_items"
+    ]
+    assert all(i["token_estimate"] == -(-len(i["text"]) // 4) for i in record.context_items)
+    assert record.token_estimate == sum(i["token_estimate"] for i in record.context_items)
+    assert {"11", "12", "13", "14"} <= set(record.subject_user_ids) and "9000" not in record.subject_user_ids
+    assert {"message_id": "6002", "author_id": "13", "reason": "privacy_full"} in record.exclusions
+
+
+@BOTH
+def test_record_needs_a_registered_server() -> None:
+    assert run(str(EXAMPLE), "--record") == (
+        2,
+        "",
+        "server.disc_id: no server with this id in the database; --record stores against a registered server\n",
+    )
+    assert not PromptRecord.objects.exists()
+
+
+def test_help_explains_the_output_and_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        call_command("replay_turn", "--help")
+    text = capsys.readouterr().out
+    for phrase in ("SNAPSHOT.json", "--format", "--record", "exit status", "messages[3].author.id: required"):
+        assert phrase in text
