@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django.conf import settings
-from django.contrib import admin
-from django.db.models import Model
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
-from chatcontext.models import VoiceTranscript
+from chatcontext import inspector
+from chatcontext.models import PromptRecord, VoiceTranscript
+from chatcontext.snapshot import SnapshotError
+from personas.admin_scoping import ServerScopedAdminMixin
 
 
 @admin.register(VoiceTranscript)
@@ -40,3 +51,180 @@ class VoiceTranscriptAdmin(admin.ModelAdmin):
     def is_live(self, obj: VoiceTranscript) -> bool:
         ttl_minutes = settings.TOMORI["VOICE_TRANSCRIPT_CACHE_TTL_MINUTES"]
         return (timezone.now() - obj.cached_at).total_seconds() <= ttl_minutes * 60
+
+
+# Heavy JSON columns a changelist row never shows: left out of the page query.
+RECORD_DETAIL_FIELDS = (
+    "context_items",
+    "simplified_messages",
+    "message_id_map",
+    "streaming_context",
+    "participant_target_index",
+    "diagnostics",
+    "exclusions",
+    "snapshot",
+    "usage",
+    "subject_user_ids",
+    "reply_text",
+)
+
+
+class PromptRecordChangeList(ChangeList):
+    def get_queryset(self, request: HttpRequest, exclude_parameters: list[str | None] | None = None) -> QuerySet[Any]:
+        return super().get_queryset(request, exclude_parameters).defer(*RECORD_DETAIL_FIELDS)
+
+
+@admin.register(PromptRecord)
+class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """The prompt inspector (issue 5): what a persona was told on one turn, and why.
+
+    Records are immutable: nobody adds or edits them here; only superusers delete. Moderators see
+    the records of the servers they moderate and get a 404 for any other (``ServerScopedAdminMixin``).
+    A changelist page costs a constant number of queries: the server comes with the page query and
+    the persona and channel are read from the record's own columns.
+    """
+
+    list_display = ["created_at", "server", "channel", "persona_nickname", "source", "tokens", "latency", "failed"]
+    list_display_links = ["created_at"]
+    list_select_related = ["server"]
+    list_filter = [
+        ("server", admin.RelatedOnlyFieldListFilter),
+        "source",
+        ("persona", admin.RelatedOnlyFieldListFilter),
+    ]
+    search_fields = ["channel_name", "persona_nickname", "=trigger_message_disc_id"]
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    list_per_page = 50
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return PromptRecordChangeList
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser) and super().has_delete_permission(request, obj)
+
+    @admin.display(description="channel", ordering="channel_name")
+    def channel(self, obj: PromptRecord) -> str:
+        return f"#{obj.channel_name}" if obj.channel_name else obj.channel_disc_id
+
+    @admin.display(description="tokens", ordering="token_estimate")
+    def tokens(self, obj: PromptRecord) -> int:
+        return obj.token_estimate
+
+    @admin.display(description="latency (ms)", ordering="latency_ms")
+    def latency(self, obj: PromptRecord) -> int | None:
+        return obj.latency_ms
+
+    @admin.display(description="failed", boolean=True, ordering="error")
+    def failed(self, obj: PromptRecord) -> bool:
+        return bool(obj.error)
+
+    def get_urls(self) -> list[URLPattern]:
+        info = self.opts.app_label, self.opts.model_name
+        own = [
+            path(
+                "<path:object_id>/snapshot/",
+                self.admin_site.admin_view(self.snapshot_view),
+                name="{}_{}_snapshot".format(*info),
+            ),
+            path(
+                "<path:object_id>/replay/",
+                self.admin_site.admin_view(self.replay_view),
+                name="{}_{}_replay".format(*info),
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _record(self, request: HttpRequest, object_id: str) -> PromptRecord:
+        record: PromptRecord = self.get_object(request, unquote(object_id))  # 404 outside the moderator's servers
+        if not self.has_view_permission(request, record):
+            raise PermissionDenied
+        return record
+
+    def _context(self, request: HttpRequest, record: PromptRecord, **extra: Any) -> dict[str, Any]:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "app_label": self.opts.app_label,
+            "original": record,
+            "record": record,
+            "has_view_permission": True,
+            "has_delete_permission": self.has_delete_permission(request, record),
+            **extra,
+        }
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The inspector page: prompt blocks, history, exclusion log, diagnostics, reply, diff."""
+        record = self._record(request, object_id)
+        previous = inspector.previous_record(record)
+        diff = (
+            inspector.prompt_diff(
+                previous.context_items,
+                record.context_items,
+                before_label=inspector.record_label(previous),
+                after_label=inspector.record_label(record),
+            )
+            if previous is not None
+            else []
+        )
+        blocks = inspector.prompt_blocks(record.context_items, record.message_id_map)
+        context = self._context(
+            request,
+            record,
+            title=f"Prompt record {record.pk}",
+            subtitle=str(record),
+            blocks=blocks,
+            history=inspector.history_entries(record.simplified_messages, record.message_id_map),
+            exclusions=inspector.exclusion_entries(record.exclusions),
+            diagnostics=json.dumps(record.diagnostics, indent=2, ensure_ascii=False, sort_keys=True),
+            usage=json.dumps(record.usage, indent=2, ensure_ascii=False, sort_keys=True) if record.usage else "",
+            previous=previous,
+            diff=diff,
+            has_snapshot=bool(record.snapshot),
+            **(extra_context or {}),
+        )
+        return TemplateResponse(request, "admin/chatcontext/promptrecord/detail.html", context)
+
+    def snapshot_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        record = self._record(request, object_id)
+        if not record.snapshot:
+            raise Http404("This record has no stored snapshot.")
+        return inspector.snapshot_download(record)
+
+    def replay_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """POST only (the admin wraps it in CSRF protection): assemble the snapshot again against
+        today's data and show the diff. Nothing is written."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        record = self._record(request, object_id)
+        change_url = reverse(
+            "admin:chatcontext_promptrecord_change", args=[record.pk], current_app=self.admin_site.name
+        )
+        try:
+            outcome = inspector.replay_now(record)
+        except inspector.ReplayUnavailable as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return HttpResponseRedirect(change_url)
+        except SnapshotError as exc:
+            # Only the path: a schema message may quote the offending value, which can be user text.
+            self.message_user(
+                request, f"The stored snapshot cannot be replayed (invalid at {exc.path}).", messages.ERROR
+            )
+            return HttpResponseRedirect(change_url)
+        context = self._context(
+            request,
+            record,
+            title=f"Replay of prompt record {record.pk}",
+            subtitle=str(record),
+            outcome=outcome,
+            change_url=change_url,
+        )
+        return TemplateResponse(request, "admin/chatcontext/promptrecord/replay.html", context)

@@ -9,6 +9,7 @@ from ninja import Field, FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
 from botplatform.api_common import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, Id, principal
+from chatcontext.inspector import snapshot_download
 from chatcontext.models import PromptRecord
 
 router = Router(tags=["prompt records"])
@@ -103,7 +104,4 @@ def get_record(request: HttpRequest, record_id: Id) -> PromptRecord:
 @router.get("/records/{record_id}/snapshot", response={200: dict[str, Any], **READ_ERRORS})
 def export_snapshot(request: HttpRequest, record_id: Id) -> JsonResponse:
     """The turn snapshot the record was built from, as a downloadable `replay_turn` input."""
-    record = get_object_or_404(_records(request).only("id", "snapshot"), pk=record_id)
-    response = JsonResponse(record.snapshot, json_dumps_params={"ensure_ascii": False, "indent": 1})
-    response["Content-Disposition"] = f'attachment; filename="turn-{record.pk}.snapshot.json"'
-    return response
+    return snapshot_download(get_object_or_404(_records(request).only("id", "snapshot"), pk=record_id))

@@ -1,0 +1,332 @@
+"""The prompt-record inspector behind the admin pages (issue 5): view models and "replay now".
+
+The view-model functions are pure: they turn a record's stored JSON into rows a template renders
+(prompt blocks with role, tag and token estimate; the simplified history with its `ref_N` ids;
+the exclusion log; a unified diff between two prompts). They never add text a record does not
+already hold — in particular the exclusion log names who and what was left out and why, never the
+excluded text.
+
+``replay_now`` (over ``assemble_live``) is the one imperative part: it assembles the record's snapshot again with the
+same ``build_turn_context`` the bot runs, from the snapshot's messages and turn but with TODAY's
+database rows of the server (memories, privacy levels, blacklist, blocks, personas), and diffs
+the result against the record.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.http import JsonResponse
+
+from chatcontext.config import StageConfig
+from chatcontext.models import PromptRecord
+from chatcontext.pipeline import build_turn_context
+from chatcontext.records import estimate_tokens
+from chatcontext.serialize import turn_output
+from chatcontext.snapshot import (
+    LoadedSnapshot,
+    parse_members,
+    parse_messages,
+    snapshot_chat_turn,
+    snapshot_transport,
+    transcript_cache,
+    validate_snapshot,
+)
+from chatcontext.types import ChatTurnContext, JSONDict
+from personas import models as m
+
+SUMMARY_CHARS = 100
+DIFF_CONTEXT_LINES = 2
+
+# Why an entry is in the exclusion log (history.py for messages, pipeline.participant_exclusions
+# for profiles). Unknown reasons are shown as they are.
+EXCLUSION_REASONS = {
+    "privacy_full": "privacy level FULL: nothing of theirs reaches the prompt",
+    "privacy_partial": "privacy level PARTIAL: messages kept, no personal details",
+    "blacklisted": "on the server's personalization blacklist: no memories or profile details",
+    "personalization_disabled": "personal memories are switched off on this server",
+    "blocked": "the author is blocked by this persona",
+    "reset_marker": "before the last conversation reset",
+    "dropped_empty": "nothing left to show after simplification",
+    "fetch_limit": "beyond the server's message fetch limit",
+}
+
+
+# --- view models -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    position: int
+    role: str
+    tag: str
+    tokens: int
+    text: str
+    summary: str
+    message_id: str | None
+    message_refs: tuple[str, ...]  # ref_N / media_N ids of the block's message
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    refs: tuple[str, ...]
+    message_ids: tuple[str, ...]
+    author_name: str
+    author_type: str
+    content: str
+    sent_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ExclusionEntry:
+    reason: str
+    explanation: str
+    scope: str  # "message" or "profile"
+    user_id: str
+    message_id: str
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "file", "hunk", "add", "del" or "same"
+    text: str
+
+
+def _summary(text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
+
+
+def refs_by_message(message_id_map: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Discord message id → the `ref_N` / `media_N` ids that name it (BC5), in map order."""
+    refs: dict[str, list[str]] = {}
+    for ref, message_id in message_id_map.items():
+        refs.setdefault(str(message_id), []).append(ref)
+    return {message_id: tuple(ids) for message_id, ids in refs.items()}
+
+
+def prompt_blocks(items: Sequence[Mapping[str, Any]], message_id_map: Mapping[str, str]) -> list[PromptBlock]:
+    """The prompt in order, one block per context item. Records store a token estimate per item;
+    an item without one is estimated the same way (``records.estimate_tokens``)."""
+    refs = refs_by_message(message_id_map)
+    blocks = []
+    for position, item in enumerate(items, start=1):
+        text = str(item.get("text") or "")
+        message_id = item.get("message_id")
+        tokens = item.get("token_estimate")
+        blocks.append(
+            PromptBlock(
+                position=position,
+                role=str(item.get("role") or ""),
+                tag=str(item.get("tag") or "untagged"),
+                tokens=int(tokens) if isinstance(tokens, int) else estimate_tokens(text),
+                text=text,
+                summary=_summary(text),
+                message_id=str(message_id) if message_id else None,
+                message_refs=refs.get(str(message_id), ()) if message_id else (),
+            )
+        )
+    return blocks
+
+
+def history_entries(
+    simplified_messages: Sequence[Mapping[str, Any]], message_id_map: Mapping[str, str]
+) -> list[HistoryEntry]:
+    """The simplified history (build-context.md §1.5), each entry with the ids the prompt uses for
+    its messages; a merged entry lists every message it combines (BC6)."""
+    refs = refs_by_message(message_id_map)
+    entries = []
+    for entry in simplified_messages:
+        ids = tuple(str(i) for i in (entry.get("combined_message_ids") or [entry.get("id")]) if i)
+        created = entry.get("created_at")
+        entries.append(
+            HistoryEntry(
+                refs=tuple(ref for message_id in ids for ref in refs.get(message_id, ())),
+                message_ids=ids,
+                author_name=str(entry.get("author_name") or ""),
+                author_type=str(entry.get("author_type") or ""),
+                content=str(entry.get("content") or ""),
+                sent_at=datetime.fromtimestamp(created / 1000, tz=UTC) if isinstance(created, int) else None,
+            )
+        )
+    return entries
+
+
+def exclusion_entries(exclusions: Iterable[Mapping[str, Any]]) -> list[ExclusionEntry]:
+    """The exclusion log as rows. Only ids, reasons and scopes are read, so even a malformed log
+    entry that carried text would not reach the page."""
+    rows = []
+    for entry in exclusions:
+        reason = str(entry.get("reason") or "unknown")
+        message_id = str(entry.get("message_id") or "")
+        rows.append(
+            ExclusionEntry(
+                reason=reason,
+                explanation=EXCLUSION_REASONS.get(reason, reason.replace("_", " ")),
+                scope=str(entry.get("scope") or ("message" if message_id else "profile")),
+                user_id=str(entry.get("user_id") or entry.get("author_id") or ""),
+                message_id=message_id,
+            )
+        )
+    return rows
+
+
+def prompt_lines(items: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A prompt as diffable lines: a header per item (role, tag, message) followed by its text.
+    Headers carry no position, so inserting one item does not mark every later one as changed."""
+    lines = []
+    for item in items:
+        header = f"── {item.get('role')} · {item.get('tag') or 'untagged'}"
+        if item.get("message_id"):
+            header += f" · message {item['message_id']}"
+        lines.append(header + " ──")
+        lines.extend(str(item.get("text") or "").splitlines() or [""])
+    return lines
+
+
+def prompt_diff(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], *, before_label: str, after_label: str
+) -> list[DiffLine]:
+    """Unified diff (difflib) between two prompts' items; empty when they are the same."""
+    diff = difflib.unified_diff(
+        prompt_lines(before),
+        prompt_lines(after),
+        fromfile=before_label,
+        tofile=after_label,
+        n=DIFF_CONTEXT_LINES,
+        lineterm="",
+    )
+    out = []
+    for line in diff:
+        if line.startswith(("---", "+++")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "same"
+        out.append(DiffLine(kind=kind, text=line))
+    return out
+
+
+def snapshot_download(record: PromptRecord) -> JsonResponse:
+    """A record's turn snapshot as a `replay_turn` input file (the API export and the admin button)."""
+    response = JsonResponse(record.snapshot, json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="turn-{record.pk}.snapshot.json"'
+    return response
+
+
+def record_label(record: PromptRecord) -> str:
+    return f"record {record.pk} ({record.created_at:%Y-%m-%d %H:%M:%S})"
+
+
+def previous_record(record: PromptRecord) -> PromptRecord | None:
+    """The record just before this one in the same channel for the same persona (one indexed query)."""
+    same_persona = (
+        {"persona_id": record.persona_id}
+        if record.persona_id is not None
+        else {"persona__isnull": True, "persona_nickname": record.persona_nickname}
+    )
+    earlier = PromptRecord.objects.filter(
+        server_id=record.server_id, channel_disc_id=record.channel_disc_id, **same_persona
+    ).filter(created_at__lte=record.created_at)
+    return (
+        earlier.exclude(created_at=record.created_at, id__gte=record.pk)
+        .only("id", "created_at", "context_items")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+# --- replay now ----------------------------------------------------------------------------------
+
+
+class ReplayUnavailable(Exception):
+    """The record cannot be replayed; the message says why, for a moderator, without prompt text."""
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    context_items: list[JSONDict]
+    token_estimate: int
+    diff: list[DiffLine]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+
+def _constant_clock() -> float:
+    return 0.0
+
+
+def _live_snapshot_view(doc: JSONDict, server: m.Server) -> tuple[JSONDict, LoadedSnapshot]:
+    """The snapshot restricted to personas that still exist on the server, and the live ids of the
+    server and those personas (matched by nickname, as records are; data-model.md §2.7)."""
+    live = {p.persona_nickname.strip().lower(): p.persona_id for p in m.Persona.objects.filter(server=server)}
+    persona_ids = {
+        p["key"]: live[p["persona_nickname"].strip().lower()]
+        for p in doc.get("personas") or []
+        if p["persona_nickname"].strip().lower() in live
+    }
+    turn = doc["turn"]
+    if turn["persona_key"] not in persona_ids:
+        raise ReplayUnavailable("The persona of this turn no longer exists on the server.")
+    view = {
+        **doc,
+        "personas": [p for p in doc.get("personas") or [] if p["key"] in persona_ids],
+        "turn": {**turn, "co_responder_keys": [k for k in turn.get("co_responder_keys") or [] if k in persona_ids]},
+    }
+    return view, LoadedSnapshot(server_id=server.server_id, persona_ids=persona_ids, user_ids={})
+
+
+def assemble_live(doc: JSONDict, server: m.Server, *, config: StageConfig | None = None) -> ChatTurnContext:
+    """Assemble a validated snapshot's turn against today's rows of ``server``.
+
+    Messages, members, voice transcripts and the turn come from the snapshot (the transport,
+    design.md: "only the transport differs"); settings, personas, users' privacy levels,
+    memories, reminders, blacklist and blocks are read live by the ordinary loaders. ``now_ms``
+    stays the snapshot's, so times in the prompt and block expiry are those of the original turn.
+    The run is wrapped in a transaction that is always rolled back: hydration may register unknown
+    users (H-11), and a replay must leave the live database as it found it.
+    """
+    if str(doc["server"]["disc_id"]) != server.server_disc_id:
+        raise ReplayUnavailable("The snapshot belongs to another server than the record.")
+    with transaction.atomic():
+        try:
+            view, loaded = _live_snapshot_view(doc, server)
+            messages, members = parse_messages(view), parse_members(view)
+            return build_turn_context(
+                snapshot_chat_turn(view, loaded, messages, members),
+                snapshot_transport(view, messages, members),
+                transcripts=transcript_cache(view),
+                transcriber=None,  # no network or model in a moderator's request: unknown audio stays untranscribed
+                config=config or StageConfig.from_env(),
+                clock=_constant_clock,
+            )
+        finally:
+            transaction.set_rollback(True)
+
+
+def replay_now(record: PromptRecord, *, config: StageConfig | None = None) -> ReplayOutcome:
+    """The inspector's "replay now": the record's snapshot assembled again with ``assemble_live``
+    and diffed against the record's prompt. Nothing is recorded.
+
+    Raises ``ReplayUnavailable`` (no snapshot, persona gone) or ``SnapshotError`` (invalid snapshot).
+    """
+    if not record.snapshot:
+        raise ReplayUnavailable("This record has no stored snapshot to replay.")
+    ctx = assemble_live(validate_snapshot(record.snapshot), record.server, config=config)
+    items = [{**item, "token_estimate": estimate_tokens(item["text"])} for item in turn_output(ctx)["context_items"]]
+    diff = prompt_diff(
+        record.context_items, items, before_label=record_label(record), after_label="replayed now with today's data"
+    )
+    return ReplayOutcome(context_items=items, token_estimate=sum(i["token_estimate"] for i in items), diff=diff)

@@ -1,0 +1,125 @@
+"""Named users and realistic prompt records for the inspector tests.
+
+alice moderates server A ("Night Owls", the shared example), bob moderates server B, charlie is a
+non-staff account and root a superuser. Server A's live rows are the example snapshot's rows, and
+its records are assembled by the real pipeline from those rows (as the bot does) and stored by
+``store_prompt_record`` with the snapshot. Server B's record is a `replay_turn --record` of the
+same conversation moved to server B.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.test import Client
+
+from chatcontext.inspector import assemble_live
+from chatcontext.models import PromptRecord
+from chatcontext.records import store_prompt_record
+from chatcontext.replay import replay_snapshot
+from chatcontext.snapshot import load_snapshot_json, load_snapshot_rows
+from personas.models import Persona, Server, ServerMemory, ServerModerator
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "cases" / "night-owls-lounge.snapshot.json"
+SERVER_B_DISC_ID = "4300"
+# Only in server A's prompts: Okabe's message carries markup, which every page must escape.
+A_MARKUP = "<script>alert('owl')</script>"
+A_NEW_SERVER_MEMORY = "The lounge closes for cleaning on Mondays"
+B_GREETING = "good morning, larks"
+
+
+def example_doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    return doc
+
+
+def server_a_doc() -> dict[str, Any]:
+    doc = example_doc()
+    for message in doc["messages"]:
+        if message["id"] == "6007":
+            message["content"] = f"Pip, please {A_MARKUP}"
+    return load_snapshot_json(json.dumps(doc))
+
+
+def server_b_doc() -> dict[str, Any]:
+    doc = copy.deepcopy(example_doc())
+    doc["server"] = {**doc["server"], "disc_id": SERVER_B_DISC_ID, "name": "Day Larks"}
+    doc["channel"] = {**doc["channel"], "name": "porch"}
+    for message in doc["messages"]:
+        if message["id"] == "6001":
+            message["content"] = B_GREETING
+    return load_snapshot_json(json.dumps(doc))
+
+
+def record_live(doc: dict[str, Any], server: Server) -> PromptRecord:
+    """What the bot stores for a turn: assembled from today's rows, with its snapshot."""
+    return store_prompt_record(assemble_live(doc, server), snapshot=doc, source=PromptRecord.Source.BOT)
+
+
+@dataclass
+class World:
+    server_a: Server
+    server_b: Server
+    doc_a: dict[str, Any]
+    doc_b: dict[str, Any]
+    first_a: PromptRecord  # the first turn in #lounge
+    record_a: PromptRecord  # the next turn, after a server memory was added
+    record_b: PromptRecord
+    alice: Any
+    bob: Any
+    charlie: Any
+    root: Any
+
+    def client(self, who: str) -> Client:
+        client = Client()
+        client.force_login(getattr(self, who))
+        return client
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    cache.clear()  # persona assets are cached by server id, which a new test database reuses
+    doc_a = server_a_doc()
+    server_a = Server.objects.get(pk=load_snapshot_rows(doc_a).server_id)
+    first_a = record_live(doc_a, server_a)
+    tomori = Persona.objects.get(server=server_a, persona_nickname="Tomori")
+    ServerMemory.objects.create(
+        server=server_a, persona_lineage_id=tomori.persona_lineage_id, content=A_NEW_SERVER_MEMORY
+    )
+    cache.clear()
+    record_a = record_live(doc_a, server_a)
+
+    doc_b = server_b_doc()
+    server_b = Server.objects.create(server_disc_id=SERVER_B_DISC_ID, name="Day Larks")
+    Persona.objects.create(server=server_b, persona_nickname="Tomori", trigger_words=["tomori"])
+    record_b = store_prompt_record(
+        replay_snapshot(doc_b, transcriber=None), snapshot=doc_b, source=PromptRecord.Source.REPLAY
+    )
+
+    User = get_user_model()
+    alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)
+    bob = User.objects.create_user("bob", password="pw-bob", is_staff=True)
+    charlie = User.objects.create_user("charlie", password="pw-charlie")
+    root = User.objects.create_superuser("root", password="pw-root")
+    ServerModerator.objects.create(server=server_a, user=alice)
+    ServerModerator.objects.create(server=server_b, user=bob)
+    return World(
+        server_a=server_a,
+        server_b=server_b,
+        doc_a=doc_a,
+        doc_b=doc_b,
+        first_a=first_a,
+        record_a=record_a,
+        record_b=record_b,
+        alice=alice,
+        bob=bob,
+        charlie=charlie,
+        root=root,
+    )

@@ -1,0 +1,200 @@
+"""What the inspector shows (issue 5): the prompt block by block, the simplified history with its
+`ref_N` ids, the exclusion log without excluded text, diagnostics, the reply, the diff against the
+previous turn, and "replay now" against today's memories and privacy settings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from html import unescape
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from chatcontext.inspector import assemble_live, prompt_blocks
+from chatcontext.models import PromptRecord
+from personas import actions
+from personas.models import DiscordUser, PersonalMemory, PrivacyLevel, Reminder, ServerMember
+from tests.inspector.conftest import A_MARKUP, A_NEW_SERVER_MEMORY, World
+
+pytestmark = pytest.mark.django_db(databases=["default", "replay"])
+
+# Rei (privacy FULL) wrote this; it is in the snapshot but must never reach a page.
+REI_TEXT = "4 Harbor Lane"
+
+
+def detail(world: World, record: PromptRecord, who: str = "alice") -> str:
+    response = world.client(who).get(reverse("admin:chatcontext_promptrecord_change", args=[record.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def replay(world: World, record: PromptRecord, who: str = "alice") -> str:
+    response = world.client(who).post(reverse("admin:chatcontext_promptrecord_replay", args=[record.pk]))
+    assert response.status_code == 200
+    return unescape(response.content.decode())
+
+
+def test_detail_shows_every_block_with_role_tag_tokens_and_text(world: World) -> None:
+    html = unescape(detail(world, world.record_a))
+    blocks = prompt_blocks(world.record_a.context_items, world.record_a.message_id_map)
+    assert len(blocks) == len(world.record_a.context_items) > 5
+    for block, item in zip(blocks, world.record_a.context_items, strict=True):
+        assert block.tokens == item["token_estimate"]
+        row = f'<td>{block.position}</td>\n    <td>{block.role}</td>\n    <td class="tag">{block.tag}</td>\n'
+        assert row + f"    <td>{block.tokens}</td>" in html
+        assert f"<pre>{item['text']}</pre>" in html
+    assert "<details><summary>" in html
+
+
+def test_detail_escapes_user_text(world: World) -> None:
+    html = detail(world, world.record_a)
+    assert A_MARKUP not in html
+    assert "&lt;script&gt;alert(&#x27;owl&#x27;)&lt;/script&gt;" in html
+
+
+def test_detail_history_names_entries_by_ref_ids(world: World) -> None:
+    html = unescape(detail(world, world.record_a))
+    assert world.record_a.message_id_map == {"ref_1": "6007", "ref_2": "6006", "media_1": "6008"}
+    assert '<td class="tag">ref_1</td>\n    <td>6007</td>' in html
+    assert '<td class="tag">ref_2</td>\n    <td>6006</td>' in html
+    assert '<td class="tag">media_1</td>\n    <td>6008</td>' in html
+    # A merged entry lists every message it combines (BC6).
+    assert "<td>6003, 6004</td>" in html
+
+
+def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
+    html = unescape(detail(world, world.record_a))
+    assert "<td>message</td>\n    <td>13</td>\n    <td>6002</td>" in html
+    assert '<span class="tag">privacy_full</span>' in html
+    assert "<td>profile</td>\n    <td>12</td>" in html and "privacy_partial" in html
+    assert "<td>profile</td>\n    <td>14</td>" in html and "blacklisted" in html
+    assert REI_TEXT not in html
+    assert "Rei lives near the station" not in html
+
+
+def test_detail_shows_diagnostics_and_reply(world: World) -> None:
+    record = PromptRecord.objects.create(
+        server=world.server_a,
+        channel_disc_id="4200",
+        channel_name="lounge",
+        persona_nickname="Tomori",
+        created_at=timezone.now(),
+        diagnostics={"history": {"entry_count": 7}},
+        reply_text="The library opens at nine.",
+        latency_ms=812,
+        usage={"prompt_tokens": 900, "completion_tokens": 12},
+        error="",
+    )
+    html = unescape(detail(world, record))
+    assert '"entry_count": 7' in html
+    assert "<pre>The library opens at nine.</pre>" in html
+    assert "812 ms" in html
+    assert '"completion_tokens": 12' in html
+    assert "No turn snapshot was stored" in html
+
+
+def test_detail_diffs_against_the_previous_turn_of_the_channel_and_persona(world: World) -> None:
+    html = unescape(detail(world, world.record_a))
+    previous_url = reverse("admin:chatcontext_promptrecord_change", args=[world.first_a.pk])
+    assert f'<a href="{previous_url}">prompt record {world.first_a.pk}</a>' in html
+    assert f'<div class="add">+- {A_NEW_SERVER_MEMORY}</div>' in html
+    assert '<div class="del">' not in html
+    first = unescape(detail(world, world.first_a))
+    assert "This is the first recorded turn" in first
+
+
+def test_replay_now_is_unchanged_when_nothing_changed(world: World) -> None:
+    html = replay(world, world.record_a)
+    assert "The prompt would be exactly the same today." in html
+
+
+def test_replay_now_shows_the_edited_memory(world: World) -> None:
+    exam = PersonalMemory.objects.get(content="Mina is studying for a chemistry exam")
+    tea = PersonalMemory.objects.get(content="Mina prefers green tea")
+    actions.update_personal_memory(tea, content="Mina prefers oolong tea")
+    html = replay(world, world.record_a)
+    memories = f"- Memories: ID:{exam.pk} Mina is studying for a chemistry exam; ID:{tea.pk} Mina prefers"
+    assert f'<div class="del">-{memories} green tea</div>' in html
+    assert f'<div class="add">+{memories} oolong tea</div>' in html
+    # Replaying neither edits the record nor stores a new one.
+    assert PromptRecord.objects.filter(server=world.server_a).count() == 2
+
+
+def test_replay_now_applies_todays_privacy_level(world: World) -> None:
+    mina = DiscordUser.objects.get(user_disc_id="11")
+    actions.set_privacy_level(mina, PrivacyLevel.FULL)
+    html = replay(world, world.record_a)
+    assert '<div class="del">-Minnie: good evening everyone</div>' in html
+    assert "Minnie: good evening everyone" not in html.split("What changed")[1].replace(
+        "-Minnie: good evening everyone", ""
+    )
+
+
+def test_replay_now_leaves_the_live_database_as_it_was(world: World) -> None:
+    DiscordUser.objects.filter(user_disc_id="14").delete()  # now unknown: hydration registers him (H-11)
+    models = (DiscordUser, PersonalMemory, Reminder, ServerMember, PromptRecord)
+    before = {m.__name__: m.objects.count() for m in models}
+    ctx = assemble_live(world.doc_a, world.server_a)
+    assert ctx.diagnostics["participants"]["hydration"]["external_calls"]["registrations"] == 1
+    replay(world, world.record_a)
+    assert {m.__name__: m.objects.count() for m in models} == before
+
+
+def test_replay_now_without_snapshot_explains_why(world: World) -> None:
+    bare = PromptRecord.objects.create(
+        server=world.server_a, channel_disc_id="4200", persona_nickname="Tomori", created_at=timezone.now()
+    )
+    client = world.client("alice")
+    response = client.post(reverse("admin:chatcontext_promptrecord_replay", args=[bare.pk]), follow=True)
+    assert "This record has no stored snapshot to replay." in response.content.decode()
+
+
+def test_replay_now_when_the_persona_is_gone(world: World) -> None:
+    world.server_a.personas.filter(persona_nickname="Tomori").update(persona_nickname="Tomo")
+    response = world.client("alice").post(
+        reverse("admin:chatcontext_promptrecord_replay", args=[world.record_a.pk]), follow=True
+    )
+    assert "The persona of this turn no longer exists on the server." in unescape(response.content.decode())
+
+
+def test_changelist_costs_the_same_queries_at_1_and_100_rows(world: World) -> None:
+    client = world.client("alice")
+    url = reverse("admin:chatcontext_promptrecord_changelist")
+    PromptRecord.objects.exclude(pk=world.record_a.pk).delete()
+    client.get(url)
+    with CaptureQueriesContext(connection) as one:
+        assert len(client.get(url).context["cl"].result_list) == 1
+    start = timezone.now()
+    PromptRecord.objects.bulk_create(
+        PromptRecord(
+            server=world.server_a,
+            channel_disc_id="4200",
+            channel_name=f"room-{i}",
+            persona_id=world.record_a.persona_id,
+            persona_nickname="Tomori",
+            created_at=start + timedelta(seconds=i),
+            error="timeout" if i % 2 else "",
+        )
+        for i in range(99)
+    )
+    with CaptureQueriesContext(connection) as hundred:
+        response = client.get(url + "?all=")
+    assert len(response.context["cl"].result_list) == 100
+    assert len(hundred.captured_queries) == len(one.captured_queries)
+
+
+def test_changelist_search_and_filters(world: World) -> None:
+    client = world.client("root")
+    url = reverse("admin:chatcontext_promptrecord_changelist")
+
+    def ids(query: str) -> set[int]:
+        return {r.pk for r in client.get(url + query).context["cl"].result_list}
+
+    assert ids("?q=porch") == {world.record_b.pk}
+    assert ids("?q=6010") == {world.first_a.pk, world.record_a.pk, world.record_b.pk}
+    assert ids(f"?server__server_id__exact={world.server_b.pk}") == {world.record_b.pk}
+    assert ids("?source__exact=replay") == {world.record_b.pk}
+    assert ids(f"?persona__persona_id__exact={world.record_a.persona_id}") == {world.first_a.pk, world.record_a.pk}
