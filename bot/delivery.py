@@ -184,34 +184,41 @@ async def _send_native(trigger: discord.Message, pieces: list[str]) -> Delivery:
 
 async def _send_webhook(
     hook: discord.Webhook,
-    trigger: discord.Message,
+    channel: discord.abc.Messageable,
     persona: PersonaInfo,
     pieces: list[str],
     *,
-    reply_notice: ReplyNoticeState | None,
-    locale: str | None,
+    first_embed: discord.Embed | None = None,
 ) -> Delivery:
-    thread = trigger.channel if isinstance(trigger.channel, discord.Thread) else discord.utils.MISSING
+    thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
     ids: list[str] = []
     for index, piece in enumerate(pieces):
-        # BC9-04: queued turns carry reply_notice_state; webhooks cannot reply natively, so the first
-        # piece carries the "Replying to…" notice instead.
-        with_notice = index == 0 and reply_notice is not None
-        if with_notice and reply_notice is not None:
-            reply_notice.attempted = True
+        embed = first_embed if index == 0 and first_embed is not None else discord.utils.MISSING
         message = await hook.send(
             piece,
             username=persona.persona_nickname,
             avatar_url=persona.webhook_avatar_url or discord.utils.MISSING,
-            embed=_reply_notice_embed(trigger, locale) if with_notice else discord.utils.MISSING,
+            embed=embed,
             allowed_mentions=SAFE_MENTIONS,
             thread=thread,
             wait=True,
         )
-        if with_notice and reply_notice is not None:
-            reply_notice.sent = True
         ids.append(str(message.id))
     return Delivery(ids, via_webhook=True)
+
+
+async def _alter_webhook(webhooks: WebhookRegistry, channel: discord.abc.Messageable) -> discord.Webhook | None:
+    """The channel webhook alters speak through, or None (DMs, missing Manage Webhooks permission):
+    the caller then speaks natively with the alter's name in bold, so the message is never lost."""
+    try:
+        return await webhooks.for_channel(channel)
+    except discord.HTTPException as exc:
+        logger.warning("alter webhook unavailable (HTTP %s); sending natively", exc.status)
+        return None
+
+
+def _named(persona: PersonaInfo, text: str) -> list[str]:
+    return split_message(f"**{persona.persona_nickname}**: {text}")
 
 
 async def deliver_reply(
@@ -223,24 +230,39 @@ async def deliver_reply(
     reply_notice: ReplyNoticeState | None = None,
     locale: str | None = None,
 ) -> Delivery:
-    """Send ``text`` as ``persona``: natively for the main persona, by webhook for alters.
-
-    When an alter's webhook cannot be used (DMs, missing Manage Webhooks permission) the reply is
-    sent natively with the alter's name in bold, so the turn is never lost.
-    """
+    """Send ``text`` as ``persona`` in answer to ``trigger``: a native reply for the main persona,
+    the channel webhook for alters."""
     pieces = split_message(text)
     if not pieces:
         return Delivery([], via_webhook=False)
     if persona.is_alter:
-        try:
-            hook = await webhooks.for_channel(trigger.channel)
-        except discord.HTTPException as exc:
-            logger.warning("alter webhook unavailable (HTTP %s); replying natively", exc.status)
-            hook = None
+        hook = await _alter_webhook(webhooks, trigger.channel)
         if hook is not None:
-            return await _send_webhook(hook, trigger, persona, pieces, reply_notice=reply_notice, locale=locale)
-        pieces = split_message(f"**{persona.persona_nickname}**: {text}")
+            # BC9-04: a queued turn carries reply_notice_state; webhooks cannot reply natively, so
+            # the first piece carries the "Replying to…" notice instead.
+            embed = _reply_notice_embed(trigger, locale) if reply_notice is not None else None
+            if reply_notice is not None:
+                reply_notice.attempted = True
+            delivery = await _send_webhook(hook, trigger.channel, persona, pieces, first_embed=embed)
+            if reply_notice is not None:
+                reply_notice.sent = True
+            return delivery
+        pieces = _named(persona, text)
     return await _send_native(trigger, pieces)
+
+
+async def send_as_persona(
+    channel: discord.abc.Messageable, persona: PersonaInfo, text: str, *, webhooks: WebhookRegistry
+) -> Delivery:
+    """Post ``text`` as ``persona`` without replying to anything (reminders)."""
+    pieces = split_message(text)
+    if persona.is_alter and pieces:
+        hook = await _alter_webhook(webhooks, channel)
+        if hook is not None:
+            return await _send_webhook(hook, channel, persona, pieces)
+        pieces = _named(persona, text)
+    sent = [await channel.send(piece, allowed_mentions=SAFE_MENTIONS) for piece in pieces]
+    return Delivery([str(m.id) for m in sent], via_webhook=False)
 
 
 async def send_error_notice(trigger: discord.Message, locale: str | None) -> None:

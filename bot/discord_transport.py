@@ -219,6 +219,7 @@ class DiscordTransport:
         self._raw: dict[str, discord.Message] = {str(trigger.id): trigger}
         self.messages: dict[str, DiscordMessage] = {str(trigger.id): to_discord_message(trigger)}
         self.members: dict[str, MemberInfo] = {}
+        self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
 
     def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:
@@ -288,9 +289,11 @@ class DiscordTransport:
             return [u async for u in live.users(limit=limit)]
 
         try:
-            return [to_author(u) for u in self._call(users)]
+            authors = [to_author(u) for u in self._call(users)]
         except discord.NotFound as exc:
             raise TransportError("message not found") from exc
+        self.reaction_users[(message.id, reaction.emoji)] = [a.id for a in authors]
+        return authors
 
     def get_cached_member(self, user_id: str) -> MemberInfo | None:
         snowflake = _snowflake(user_id)

@@ -20,10 +20,11 @@ from bot.delivery import WebhookRegistry, deliver_reply, send_error_notice
 from bot.discord_transport import DiscordTransport, to_author, to_member_info
 from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.rows import AuthorState, ServerState
-from chatcontext.participants.naming import live_name, saved_name_allowed
+from bot.turn_snapshot import capture_snapshot
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record
-from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn, PersonaInfo
+from chatcontext.triggerer import triggerer_naming
+from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict, LockedTurn, PersonaInfo
 from chatcontext.voice_cache import TranscriptCache
 
 logger = logging.getLogger(__name__)
@@ -45,26 +46,15 @@ class TurnJob:
     author: AuthorState
 
 
-def triggerer_name(job: TurnJob) -> str:
-    """The saved nickname where P-02 allows it, else the live name (H-09)."""
-    user = job.author.user_row
-    allowed = saved_name_allowed(
-        personalization_enabled=job.server.config.personal_memories_enabled,
-        blacklisted=job.author.blacklisted,
-        privacy_level=user.privacy_level,
-    )
-    if allowed and user.user_nickname and user.user_nickname.strip():
-        return user.user_nickname.strip()
-    author = job.trigger.author
-    member = to_member_info(author, presence_intent=False) if isinstance(author, discord.Member) else None
-    return live_name(member, to_author(author), str(author.id))
-
-
 def build_chat_turn(
     job: TurnJob, persona: PersonaInfo, index: int, *, bot_user: discord.ClientUser, now_ms: int
 ) -> ChatTurn:
     channel = job.trigger.channel
-    name = triggerer_name(job)
+    author = job.trigger.author
+    member = to_member_info(author, presence_intent=False) if isinstance(author, discord.Member) else None
+    name = triggerer_naming(
+        job.server.config, persona, job.author.user_row, member, to_author(author), blacklisted=job.author.blacklisted
+    )
     return ChatTurn(
         locked_turn=job.locked_turn,
         persona=persona,
@@ -79,8 +69,9 @@ def build_chat_turn(
         total_personas=len(job.personas),
         channel_description=getattr(channel, "topic", None),
         thread_parent_id=str(channel.parent_id) if isinstance(channel, discord.Thread) else None,
-        triggerer_name=name,
-        triggerer_formatted_name=name,
+        triggerer_name=name.nickname,
+        triggerer_formatted_name=name.formatted,
+        triggerer_address_term=name.address_term,
     )
 
 
@@ -143,7 +134,7 @@ class TurnRunner:
             await self._notify_failure(job.trigger, locale)
         await database_sync_to_async(store_prompt_record)(
             ctx,
-            snapshot={},
+            snapshot=await self._snapshot(turn, transport),
             source="bot",
             provider=provider.name,
             model_name=provider.model_name,
@@ -152,6 +143,16 @@ class TurnRunner:
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
         )
+
+    async def _snapshot(self, turn: ChatTurn, transport: DiscordTransport) -> JSONDict:
+        """The turn's snapshot; a failure to capture it never costs the record (it keeps ``{}``)."""
+        try:
+            return await database_sync_to_async(capture_snapshot)(
+                turn, transport.messages.values(), transport.members.values(), transport.reaction_users
+            )
+        except Exception:
+            logger.exception("turn snapshot not captured")
+            return {}
 
     async def _generate(
         self, provider: Provider, ctx: ChatTurnContext, channel: Any

@@ -47,7 +47,9 @@ def offline_llm(settings):
 
 
 @pytest.fixture
-async def harness(transactional_db, newest_first_history, offline_llm):
+async def harness(request, transactional_db, newest_first_history, offline_llm):
+    """The bot under dpytest; ``@pytest.mark.parametrize("harness", [{...}], indirect=True)`` passes
+    constructor options (e.g. ``presences``)."""
     prompts: list[Sequence[ContextItem]] = []
     webhooks = FakeWebhookRegistry()
 
@@ -55,6 +57,7 @@ async def harness(transactional_db, newest_first_history, offline_llm):
         return RecordingProvider(build_provider(config, persona_name), prompts)
 
     bot = UnshardedTomoriBot(
+        **getattr(request, "param", {}),
         sync_commands=False,
         provider_factory=provider_factory,
         webhooks=webhooks,
@@ -65,4 +68,6 @@ async def harness(transactional_db, newest_first_history, offline_llm):
     await bot._async_setup_hook()
     await bot.setup_hook()
     yield BotHarness(bot, webhooks, prompts)
+    for name in list(bot.cogs):  # stops the reminder listener of this bot
+        await bot.remove_cog(name)
     await dpytest.empty_queue()

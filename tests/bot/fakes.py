@@ -17,6 +17,8 @@ from bot.client import UnshardedTomoriBot
 from bot.delivery import WebhookRegistry
 from bot.providers import GenerationResult
 from chatcontext.types import ContextItem
+from personas import actions
+from personas import models as m
 
 
 @dataclass
@@ -122,3 +124,19 @@ class FakeInteraction:
         content, ephemeral = self.response.sent[-1]
         assert ephemeral
         return content
+
+
+ELLEN_AVATAR = "https://cdn.example/ellen.png"
+
+
+def setup_server(guild: discord.Guild, *, full_privacy: Sequence[discord.Member] = ()) -> m.Server:
+    server = actions.register_server(
+        str(guild.id), name=guild.name, is_dm=False, locale="en-US", main_persona_nickname="Tomori"
+    )
+    m.Persona.objects.create(
+        server=server, persona_nickname="Ellen", is_alter=True, trigger_words=["ellen"], webhook_avatar_url=ELLEN_AVATAR
+    )
+    for member in full_privacy:
+        user = actions.register_user(str(member.id), username=member.name, global_name=None)
+        actions.set_privacy_level(user, m.PrivacyLevel.FULL)
+    return server

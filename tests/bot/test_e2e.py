@@ -20,27 +20,14 @@ from discord.ext.test import backend
 from bot.delivery import ERROR_MESSAGES, REPLY_CONTEXT_TOKEN
 from bot.providers import GenerationResult
 from chatcontext.models import PromptRecord
+from chatcontext.replay import replay_snapshot
+from chatcontext.serialize import turn_output
+from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ContextItem
-from personas import actions
 from personas import models as m
-from tests.bot.fakes import run_db
+from tests.bot.fakes import ELLEN_AVATAR, run_db, setup_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ELLEN_AVATAR = "https://cdn.example/ellen.png"
-
-
-def setup_server(guild: discord.Guild, *, full_privacy: Sequence[discord.Member] = ()) -> m.Server:
-    server = actions.register_server(
-        str(guild.id), name=guild.name, is_dm=False, locale="en-US", main_persona_nickname="Tomori"
-    )
-    m.Persona.objects.create(
-        server=server, persona_nickname="Ellen", is_alter=True, trigger_words=["ellen"], webhook_avatar_url=ELLEN_AVATAR
-    )
-    for member in full_privacy:
-        user = actions.register_user(str(member.id), username=member.name, global_name=None)
-        actions.set_privacy_level(user, m.PrivacyLevel.FULL)
-    return server
 
 
 def prompt_text(items: Sequence[ContextItem]) -> str:
@@ -274,3 +261,26 @@ async def test_provider_failure_over_http_shows_one_short_error_and_the_bot_keep
     assert succeeded.error == "" and succeeded.reply_text == llm_server.reply_text
     assert succeeded.usage["total_tokens"] == 18
     assert "how about now?" in str(llm_server.requests[-1]["messages"])
+
+
+# The snapshot format has no "presence intent" flag and replays as if presence were known, so the
+# live bot runs with the presences intent here for both prompts to agree.
+@pytest.mark.parametrize("harness", [{"presences": True}], indirect=True)
+@pytest.mark.django_db(transaction=True, databases=["default", "replay"])
+async def test_the_record_keeps_a_turn_snapshot_that_replays_to_the_same_prompt(harness):
+    rei = harness.member(2)
+    await run_db(setup_server, harness.guild, full_privacy=[rei])
+    await dpytest.message("my new address is 4 Harbor Lane", member=rei)
+    await dpytest.message("evening! anyone up for a round later?", member=harness.member(1))
+    trigger = await dpytest.message(f"<@{harness.bot.user.id}> what did Bob ask?", member=harness.member(0))
+
+    [record] = await records()
+    doc = validate_snapshot(record.snapshot)
+    assert doc["turn"]["trigger_message_id"] == str(trigger.id)
+    assert [p["persona_nickname"] for p in doc["personas"]] == ["Tomori", "Ellen"]
+    # The snapshot keeps the whole window (replays re-apply privacy); forget-me finds Rei through it.
+    assert any(msg["author"]["id"] == str(rei.id) for msg in doc["messages"])
+    assert str(rei.id) in record.subject_user_ids
+
+    replayed = turn_output(await run_db(replay_snapshot, doc))
+    assert [i["text"] for i in replayed["context_items"]] == [i["text"] for i in record.context_items]

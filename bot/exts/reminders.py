@@ -1,0 +1,154 @@
+"""Reminder occurrences from the Celery dispatcher, received over the Channels layer group
+``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``).
+
+Every bot process joins the group; each posts only the occurrences whose channel it serves (its
+shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. A human reminder
+is posted by its persona (the main persona when unassigned), mentioning its target. A failure is
+reported back so the occurrence is retried or marked failed (``report_delivery_failure``).
+
+[DES] Persona self-tasks (``kind = self_task``) are acknowledged with a short notice by the persona
+rather than a full generated turn: a turn needs a trigger message to answer, and a self-task has none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+import discord
+from channels.db import database_sync_to_async
+from channels.layers import BaseChannelLayer, get_channel_layer
+from discord.ext import commands
+
+from bot.delivery import localized, send_as_persona
+from bot.rows import load_server_state
+from chatcontext.config import StageConfig
+from personas.reminders_service import (
+    REMINDER_MESSAGE_TYPE,
+    REMINDERS_GROUP,
+    DueReminder,
+    ReminderKind,
+    report_delivery_failure,
+)
+
+if TYPE_CHECKING:
+    from bot.client import PlatformBotMixin
+
+logger = logging.getLogger(__name__)
+
+REMINDER_TEXTS = {
+    "en-US": "⏰ <@{target}> Reminder: {purpose}",
+    "en-GB": "⏰ <@{target}> Reminder: {purpose}",
+    "ja": "⏰ <@{target}> リマインダー: {purpose}",
+}
+TASK_TEXTS = {
+    "en-US": "⏰ Task due: {purpose}",
+    "en-GB": "⏰ Task due: {purpose}",
+    "ja": "⏰ タスクの時間です: {purpose}",
+}
+_DUE_FIELDS = {f.name for f in fields(DueReminder)}
+
+
+class ChannelMissing(Exception):
+    """The reminder's channel is not in its (served) guild any more."""
+
+
+def due_reminder(message: dict[str, Any]) -> DueReminder:
+    values = {k: v for k, v in message.items() if k in _DUE_FIELDS}
+    return DueReminder(**{**values, "kind": ReminderKind(values["kind"])})
+
+
+class RemindersCog(commands.Cog):
+    def __init__(self, bot: PlatformBotMixin) -> None:
+        self.bot = bot
+        self._listener: asyncio.Task[None] | None = None
+
+    async def cog_load(self) -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            logger.info("no channel layer configured: reminders are not received")
+            return
+        self._listener = asyncio.create_task(self.listen(layer))
+
+    async def cog_unload(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+
+    async def listen(self, layer: BaseChannelLayer) -> None:
+        channel_name = await layer.new_channel()
+        await layer.group_add(REMINDERS_GROUP, channel_name)
+        try:
+            while True:
+                message = await layer.receive(channel_name)
+                if message.get("type") != REMINDER_MESSAGE_TYPE:
+                    continue
+                try:
+                    await self.fire(due_reminder(message))
+                except Exception:
+                    logger.exception("reminder occurrence not handled")
+        finally:
+            await layer.group_discard(REMINDERS_GROUP, channel_name)
+
+    def serves_direct_messages(self) -> bool:
+        shard_ids = getattr(self.bot, "shard_ids", None)
+        return shard_ids is None or 0 in shard_ids
+
+    async def destination(self, due: DueReminder) -> discord.abc.Messageable | None:
+        """The channel, or None when this process does not serve it; raises when it is gone."""
+        guild = self.bot.get_guild(int(due.server_disc_id))
+        if guild is not None:
+            in_guild = guild.get_channel_or_thread(int(due.channel_disc_id))
+            if not isinstance(in_guild, discord.abc.Messageable):
+                raise ChannelMissing
+            return in_guild
+        if due.server_disc_id == due.channel_disc_id and self.serves_direct_messages():
+            direct = self.bot.get_channel(int(due.channel_disc_id)) or await self.bot.fetch_channel(
+                int(due.channel_disc_id)
+            )
+            return direct if isinstance(direct, discord.abc.Messageable) else None
+        return None
+
+    async def fire(self, due: DueReminder) -> None:
+        try:
+            channel = await self.destination(due)
+        except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:
+            await self.report(due, channel_gone=True, reason=type(exc).__name__)
+            return
+        if channel is None:
+            return
+        guild = getattr(channel, "guild", None)
+        state = await database_sync_to_async(load_server_state)(
+            due.server_disc_id,
+            name=guild.name if guild else "Direct messages",
+            is_dm=guild is None,
+            locale=str(guild.preferred_locale) if guild else None,
+            default_persona=StageConfig.from_env().default_botname,
+        )
+        persona = next((p for p in state.personas if p.persona_id == due.persona_id), state.main_persona)
+        if persona is None:
+            await self.report(due, channel_gone=False, reason="no persona")
+            return
+        locale = state.config.preferred_locale
+        catalog = TASK_TEXTS if due.kind == ReminderKind.SELF_TASK else REMINDER_TEXTS
+        text = localized(catalog, locale).format(target=due.target_user_id, purpose=due.purpose)
+        try:
+            await send_as_persona(channel, persona, text, webhooks=self.bot.webhooks)
+        except discord.Forbidden:
+            await self.report(due, channel_gone=True, reason="Forbidden")
+        except discord.HTTPException as exc:
+            await self.report(due, channel_gone=False, reason=f"HTTP {exc.status}")
+
+    async def report(self, due: DueReminder, *, channel_gone: bool, reason: str) -> None:
+        logger.warning("reminder not delivered (%s)", reason)
+        await database_sync_to_async(report_delivery_failure)(
+            due.reminder_id, scheduled_at_ms=due.scheduled_at_ms, channel_gone=channel_gone, reason=reason
+        )
+
+
+async def setup(bot: PlatformBotMixin) -> None:
+    await bot.add_cog(RemindersCog(bot))

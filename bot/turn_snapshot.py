@@ -1,0 +1,323 @@
+"""The turn snapshot a bot turn is stored with (turn-snapshot.md): what the pipeline read from
+Discord (through the transport) and the rows it could read, in the replay format.
+
+``python manage.py replay_turn`` on an exported record rebuilds the same prompt offline. Reads are
+batched: one query per kind of row. Field lists of settings and users follow the snapshot schema,
+so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from chatcontext import snapshot as snapshot_format
+from chatcontext.models import VoiceTranscript
+from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.types import (
+    Attachment,
+    Author,
+    ChatTurn,
+    DiscordMessage,
+    Embed,
+    EmbedMedia,
+    ForwardSnapshot,
+    JSONDict,
+    MemberInfo,
+    PersonaInfo,
+    ReactionEmoji,
+)
+from personas import models as m
+
+MEDIA_KEYS = ("url", "proxy_url", "content_type", "width", "height")
+
+
+@functools.cache
+def _schema_keys(*path: str | int) -> tuple[str, ...]:
+    node: Any = snapshot_format.schema()
+    for key in path:
+        node = node[key]
+    return tuple(k for k in node["properties"] if k != "disc_id")
+
+
+def settings_keys() -> tuple[str, ...]:
+    return _schema_keys("properties", "server", "properties", "settings", "anyOf", 0)
+
+
+def persona_key(persona_id: int | None) -> str:
+    return f"persona-{persona_id}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Discord-shaped parts (the inverse of chatcontext.snapshot.parse_message)
+# ---------------------------------------------------------------------------------------------
+
+
+def author_json(author: Author) -> JSONDict:
+    return {
+        "id": author.id,
+        "username": author.username,
+        "global_name": author.global_name,
+        "display_name": author.display_name,
+        "bot": author.bot,
+    }
+
+
+def attachment_json(attachment: Attachment) -> JSONDict:
+    return {
+        "id": attachment.id,
+        "name": attachment.name,
+        "url": attachment.url,
+        "proxy_url": attachment.proxy_url or None,
+        "content_type": attachment.content_type,
+        "size": attachment.size,
+    }
+
+
+def _embed_media_json(media: EmbedMedia | None) -> JSONDict | None:
+    return {"url": media.url, "proxy_url": media.proxy_url} if media else None
+
+
+def embed_json(embed: Embed) -> JSONDict:
+    return {
+        "title": embed.title,
+        "description": embed.description,
+        "url": embed.url,
+        "color": embed.color,
+        "author_name": embed.author_name,
+        "footer_text": embed.footer_text,
+        "fields": [{"name": f.name, "value": f.value} for f in embed.fields],
+        "image": _embed_media_json(embed.image),
+        "thumbnail": _embed_media_json(embed.thumbnail),
+    }
+
+
+def _media_json(media: Any) -> JSONDict | None:
+    if not isinstance(media, Mapping) or not media.get("url"):
+        return None
+    return {k: media[k] for k in MEDIA_KEYS if media.get(k) is not None}
+
+
+def component_json(component: Mapping[str, Any]) -> JSONDict:
+    """A Components-V2 node reduced to what the notice reader uses (BC6-04); buttons, selects and
+    other interactive parts keep only their type."""
+    out: JSONDict = {"type": component.get("type")}
+    for key in ("id", "content", "description", "spoiler", "accent_color"):
+        if component.get(key) is not None:
+            out[key] = component[key]
+    for key in ("media", "file"):
+        if (media := _media_json(component.get(key))) is not None:
+            out[key] = media
+    if isinstance(component.get("accessory"), Mapping):
+        out["accessory"] = component_json(component["accessory"])
+    if isinstance(component.get("components"), list):
+        out["components"] = [component_json(c) for c in component["components"] if isinstance(c, Mapping)]
+    if isinstance(component.get("items"), list):
+        out["items"] = [
+            {"media": _media_json(i.get("media")), "description": i.get("description"), "spoiler": i.get("spoiler")}
+            for i in component["items"]
+            if isinstance(i, Mapping) and _media_json(i.get("media")) is not None
+        ]
+    return out
+
+
+def forward_json(forward: ForwardSnapshot) -> JSONDict:
+    return {
+        "content": forward.content,
+        "attachments": [attachment_json(a) for a in forward.attachments],
+        "components": [component_json(c) for c in forward.components],
+        "embeds": [embed_json(e) for e in forward.embeds],
+        "stickers": [{"id": s.id, "name": s.name} for s in forward.stickers],
+        "author": author_json(forward.author) if forward.author else None,
+        "channel_id": forward.channel_id,
+    }
+
+
+def message_json(message: DiscordMessage, reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]) -> JSONDict:
+    """One message as the snapshot stores it; reactions carry the reactors the pipeline fetched."""
+    reference = message.reference
+    return {
+        "id": message.id,
+        "channel_id": message.channel_id,
+        "guild_id": message.guild_id,
+        "type": message.type,
+        "author": author_json(message.author),
+        "member_display_name": message.member_display_name,
+        "webhook_id": message.webhook_id,
+        "content": message.content,
+        "clean_content": message.clean_content,
+        "created_timestamp": message.created_timestamp,
+        "reference": (
+            {"type": reference.type, "message_id": reference.message_id, "channel_id": reference.channel_id}
+            if reference
+            else None
+        ),
+        "message_snapshots": [forward_json(f) for f in message.message_snapshots],
+        "attachments": [attachment_json(a) for a in message.attachments],
+        "stickers": [{"id": s.id, "name": s.name} for s in message.stickers],
+        "embeds": [embed_json(e) for e in message.embeds],
+        "components": [component_json(c) for c in message.components],
+        "reactions": [
+            {
+                "emoji": {"id": r.emoji.id, "name": r.emoji.name},
+                "count": r.count,
+                "users": reaction_users.get((message.id, r.emoji)),
+            }
+            for r in message.reactions
+        ],
+    }
+
+
+def member_json(member: MemberInfo) -> JSONDict:
+    return {
+        "user_disc_id": member.user_disc_id,
+        "username": member.username or member.user_disc_id,
+        "global_name": member.global_name,
+        "nickname": member.nickname,
+        "is_bot": member.is_bot,
+        "roles": [{"id": r.id, "name": r.name, "position": r.position} for r in member.roles],
+        "presence_status": member.presence_status,
+        "activities": [
+            {"type": a.type, "name": a.name, "state": a.state, "started_at_ms": a.started_at_ms}
+            for a in member.activities
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows
+# ---------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def persona_json(persona: PersonaInfo) -> JSONDict:
+    return {
+        "key": persona_key(persona.persona_id),
+        "persona_nickname": persona.persona_nickname,
+        "is_alter": persona.is_alter,
+        "persona_lineage_id": persona.persona_lineage_id,
+        "trigger_words": list(persona.trigger_words),
+        "persona_prompt": persona.persona_prompt,
+        "physical_appearance_tags": list(persona.physical_appearance_tags),
+        "attributes": [{"text": a.text, "is_public": a.is_public} for a in persona.attributes],
+    }
+
+
+def _voice_transcripts(messages: Iterable[DiscordMessage]) -> list[JSONDict]:
+    by_id = {msg.id: msg for msg in messages if msg.attachments}
+    rows = VoiceTranscript.objects.filter(message_disc_id__in=sorted(by_id), source=VoiceTranscript.Source.USER_STT)
+    out = []
+    for row in rows.order_by("message_disc_id"):
+        attachment_ids = [a.id for a in by_id[row.message_disc_id].attachments]
+        attachment = row.attachment_disc_id if row.attachment_disc_id in attachment_ids else attachment_ids[0]
+        out.append({"attachment_id": attachment, "text": row.transcript})
+    return out
+
+
+def capture_snapshot(
+    turn: ChatTurn,
+    messages: Iterable[DiscordMessage],
+    members: Iterable[MemberInfo],
+    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
+) -> JSONDict:
+    """The snapshot document of one bot turn (turn-snapshot.md §1)."""
+    ordered = sorted(messages, key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0))
+    member_list = sorted(members, key=lambda mem: mem.user_disc_id)
+    bot_id = turn.bot_user.id
+    authors = {msg.author.id for msg in ordered if not msg.webhook_id}
+    people = sorted((authors | {mem.user_disc_id for mem in member_list}) - {bot_id})
+    server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
+    lineages = sorted({p.persona_lineage_id for p in turn.all_personas} | {m.GLOBAL_LINEAGE_ID})
+    now = ms_to_datetime(turn.now_ms)
+    user_keys = _schema_keys("properties", "users", "anyOf", 0, "items")
+
+    # Rows as they were when the turn started: hydration registers participants it meets during
+    # the turn, and a replay must meet them unregistered too, or their names would differ.
+    users = list(m.DiscordUser.objects.filter(user_disc_id__in=people, created_at__lte=now).order_by("user_disc_id"))
+    memories = m.PersonalMemory.objects.filter(user__in=users, persona_lineage_id__in=lineages).select_related("user")
+    server_memories = m.ServerMemory.objects.filter(server=server, persona_lineage_id__in=lineages)
+    reminders = m.Reminder.objects.filter(
+        server=server, status=m.Reminder.Status.PENDING, user_discord_id__in=[*people, bot_id]
+    )
+    blacklist = m.PersonalizationBlacklist.objects.filter(server=server, user_disc_id__in=people)
+    # The snapshot format knows only hiding blocks; mutes affect triggering, which a replay skips.
+    blocks = m.PersonaUserBlock.objects.filter(
+        server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
+    )
+    responders = [pid for pid in turn.locked_turn.triggered_persona_ids if pid != turn.persona.persona_id]
+    return {
+        "format": snapshot_format.FORMAT,
+        "now_ms": turn.now_ms,
+        "bot_user": {"id": bot_id, "username": turn.bot_user.username, "global_name": turn.bot_user.global_name},
+        "server": {
+            "disc_id": server.server_disc_id,
+            "name": server.name,
+            "description": server.description or None,
+            "is_dm": server.is_dm_channel,
+            "settings": {k: _plain(getattr(server.settings, k)) for k in settings_keys()},
+        },
+        "channel": {
+            "id": turn.locked_turn.channel_id,
+            "name": turn.channel_name,
+            "topic": turn.channel_description,
+        },
+        "personas": [persona_json(p) for p in turn.all_personas],
+        "users": [{"disc_id": u.user_disc_id, **{k: getattr(u, k) for k in user_keys}} for u in users],
+        "members": [member_json(mem) for mem in member_list],
+        "personal_memories": [
+            {
+                "user_disc_id": pm.user.user_disc_id,
+                "persona_lineage_id": pm.persona_lineage_id,
+                "content": pm.content,
+                "tags": [str(t) for t in pm.tags or []],
+                "created_at_ms": datetime_to_ms(pm.created_at),
+            }
+            for pm in memories.order_by("created_at", "personal_memory_id")
+        ],
+        "server_memories": [
+            {
+                "persona_lineage_id": sm.persona_lineage_id,
+                "content": sm.content,
+                "tags": [str(t) for t in sm.tags or []],
+                "created_at_ms": datetime_to_ms(sm.created_at),
+            }
+            for sm in server_memories.order_by("created_at", "id")
+        ],
+        "reminders": [
+            {
+                "id": r.reminder_id,
+                "user_disc_id": r.user_discord_id,
+                "persona_key": persona_key(r.persona_id) if r.persona_id else None,
+                "purpose": r.reminder_purpose,
+                "due_at_ms": datetime_to_ms(r.reminder_time),
+                "self_reminder": r.self_reminder,
+                "repetition_interval_hours": r.repetition_interval_hours,
+            }
+            for r in reminders.order_by("reminder_time", "reminder_id")
+        ],
+        "blacklist": [
+            {"user_disc_id": uid} for uid in blacklist.order_by("user_disc_id").values_list("user_disc_id", flat=True)
+        ],
+        "persona_user_blocks": [
+            {
+                "persona_key": persona_key(b.persona_id),
+                "user_disc_id": b.user_disc_id,
+                "expires_at_ms": datetime_to_ms(b.expires_at),
+            }
+            for b in blocks.order_by("id")
+        ],
+        "voice_transcripts": _voice_transcripts(ordered),
+        "messages": [message_json(msg, reaction_users) for msg in ordered],
+        "turn": {
+            "persona_key": persona_key(turn.persona.persona_id),
+            "trigger_message_id": turn.incoming.message.id,
+            "is_from_queue": turn.incoming.is_from_queue,
+            "is_stop_response": bool(turn.incoming.is_stop_response),
+            "co_responder_keys": [persona_key(pid) for pid in responders],
+        },
+    }
