@@ -37,6 +37,7 @@ from chatcontext.participants.model import (
 )
 from chatcontext.participants.naming import (
     NamingPreference,
+    PersonaRelativeName,
     base_display_name,
     live_name,
     naming_line,
@@ -172,7 +173,7 @@ class _User:
     is_impersonated: bool = False
     display_name: str = ""
     saved_name_use: bool = False
-    naming: Any = None  # PersonaRelativeName when H-09 ran
+    naming: PersonaRelativeName | None = None  # set when H-09 ran
 
     @property
     def key(self) -> ParticipantKey:
