@@ -37,6 +37,7 @@ class FakeWebhook:
     channel: discord.TextChannel
     id: int = field(default_factory=factories.make_id)
     sends: list[WebhookSend] = field(default_factory=list)
+    messages: list[discord.Message] = field(default_factory=list)
 
     async def send(self, content: str, *, username: str, avatar_url: Any = None, embed: Any = None, **_: Any):
         self.sends.append(WebhookSend(content, username, avatar_url, embed))
@@ -45,7 +46,9 @@ class FakeWebhook:
         backend.get_state().parse_message_create(data)
         # dpytest keeps channel history in its backend state; it has no public call to add to it.
         backend._cur_config.messages.setdefault(self.channel.id, []).append(data)
-        return backend.get_state()._get_message(data["id"])
+        message = backend.get_state()._get_message(data["id"])
+        self.messages.append(message)
+        return message
 
 
 class FakeWebhookRegistry(WebhookRegistry):
@@ -140,3 +143,15 @@ def setup_server(guild: discord.Guild, *, full_privacy: Sequence[discord.Member]
         user = actions.register_user(str(member.id), username=member.name, global_name=None)
         actions.set_privacy_level(user, m.PrivacyLevel.FULL)
     return server
+
+
+async def post_reply(channel: discord.TextChannel, author: discord.Member, target_id: int, content: str) -> None:
+    """A member's reply to an earlier message, without a ping (dpytest's ``message`` cannot reply)."""
+    history = backend._cur_config.messages[channel.id]
+    referenced = next(data for data in history if data["id"] == target_id)
+    data = factories.make_message_dict(channel, author, content=content, type=discord.MessageType.reply.value)
+    data["message_reference"] = {"message_id": target_id, "channel_id": channel.id, "guild_id": channel.guild.id}
+    data["referenced_message"] = referenced
+    backend.get_state().parse_message_create(data)
+    history.append(data)
+    await dpytest.run_all_events()

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import timedelta
 
 import discord
 import discord.ext.test as dpytest
 import pytest
 from discord.ext.test import backend
+from django.utils import timezone
 
 from bot.delivery import ERROR_MESSAGES, REPLY_CONTEXT_TOKEN
 from bot.providers import GenerationResult
@@ -25,7 +27,7 @@ from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ContextItem
 from personas import models as m
-from tests.bot.fakes import ELLEN_AVATAR, run_db, setup_server
+from tests.bot.fakes import ELLEN_AVATAR, post_reply, run_db, setup_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -284,3 +286,48 @@ async def test_the_record_keeps_a_turn_snapshot_that_replays_to_the_same_prompt(
 
     replayed = turn_output(await run_db(replay_snapshot, doc))
     assert [i["text"] for i in replayed["context_items"]] == [i["text"] for i in record.context_items]
+
+
+async def test_a_reply_to_a_persona_message_addresses_that_persona(harness):
+    await run_db(setup_server, harness.guild)
+    ann = harness.member(0)
+    await dpytest.message("tomori, hi", member=ann)
+    [tomori_said] = sent_messages()
+    await dpytest.message("ellen, hi", member=ann)
+    ellen_hook = harness.webhooks.hooks[harness.channel.id]
+    [ellen_said] = ellen_hook.messages
+
+    # No mention and no trigger word: only the reply says who is addressed.
+    await post_reply(harness.channel, ann, tomori_said.id, "and how was your day?")
+    [answer] = sent_messages()
+    assert answer.content.startswith("[echo] Tomori:") and "how was your day?" in answer.content
+    assert len(ellen_hook.sends) == 1
+
+    await post_reply(harness.channel, ann, ellen_said.id, "and yours?")
+    assert sent_messages() == []
+    assert ellen_hook.sends[-1].username == "Ellen" and "and yours?" in ellen_hook.sends[-1].content
+
+
+async def test_a_muted_user_cannot_trigger_that_persona_but_can_trigger_others(harness):
+    ann = harness.member(0)
+
+    def mute_ann_for_tomori() -> None:
+        server = setup_server(harness.guild)
+        tomori = m.Persona.objects.get(server=server, is_alter=False)
+        m.PersonaUserBlock.objects.create(
+            server=server,
+            persona=tomori,
+            user_disc_id=str(ann.id),
+            block_type=m.PersonaUserBlock.BlockType.MUTE,
+            reason="spam",
+            expires_at=timezone.now() + timedelta(hours=1),
+        )
+
+    await run_db(mute_ann_for_tomori)
+
+    await dpytest.message("tomori, hello?", member=ann)
+    assert sent_messages() == [] and harness.prompts == []
+
+    await dpytest.message("tomori and ellen, hello?", member=ann)
+    assert sent_messages() == []
+    assert [s.username for s in harness.webhooks.hooks[harness.channel.id].sends] == ["Ellen"]
