@@ -25,8 +25,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from personas import actions
+from personas.admin_scoping import ServerScopedAdminMixin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
+    ApiToken,
     DiscordUser,
     MatrixChannelLink,
     Persona,
@@ -41,6 +43,7 @@ from personas.models import (
     ServerEmoji,
     ServerMember,
     ServerMemory,
+    ServerModerator,
     ServerSettings,
     ServerSticker,
     StatCounter,
@@ -759,3 +762,100 @@ class PersonaUserBlockAdmin(admin.ModelAdmin):
     @admin.display(description="active", boolean=True)
     def is_active(self, obj: PersonaUserBlock) -> bool:
         return obj.expires_at > timezone.now()
+
+
+# --- access: moderators and API tokens ---------------------------------------------------------
+
+
+class ServerModeratorForm(forms.ModelForm):
+    def clean_user(self) -> Any:
+        user = self.cleaned_data["user"]
+        if not user.is_staff:
+            raise ValidationError("Only staff accounts can sign in to the admin; mark the account as staff first.")
+        return user
+
+
+@admin.register(ServerModerator)
+class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Who moderates which server (issue 5). Moderators see the rows of their own servers; only
+    superusers grant or withdraw moderation, so nobody widens their own reach."""
+
+    form = ServerModeratorForm
+    list_display = ["user", "server", "created_at"]
+    list_select_related = ["user", "server"]
+    list_filter = [("server", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["user__username", "server__name", "=server__server_disc_id"]
+    autocomplete_fields = ["server", "user"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser)
+
+
+class TokenStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        return [("active", "Active"), ("revoked", "Revoked")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+TOKEN_DETAIL_FIELDS = ["token_prefix", "token_hash", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Per-server API tokens for dashboards (issue 5). Only the SHA-256 hash is stored: the raw
+    token is shown once, in the message after it is created, and cannot be shown again. A token is
+    revoked rather than deleted, so its prefix and last use stay on record."""
+
+    list_display = ["name", "server", "scope", "token_prefix", "is_active", "created_by", "created_at", "last_used_at"]
+    list_select_related = ["server", "created_by"]
+    list_filter = [TokenStateFilter, "scope", ("server", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name", "=token_prefix"]
+    show_full_result_count = False
+    actions = ["revoke_tokens"]
+
+    def get_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        return ["server", "name", "scope"] if obj is None else ["server", "name", "scope", *TOKEN_DETAIL_FIELDS]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+        # Once issued, a token keeps its server and scope: a different reach is a new token.
+        return [] if obj is None else ["server", "scope", *TOKEN_DETAIL_FIELDS]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_superuser)
+
+    @admin.display(description="active", boolean=True, ordering="revoked_at")
+    def is_active(self, obj: ApiToken) -> bool:
+        return obj.is_active
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        token, raw = ApiToken.issue(obj.server, obj.name, obj.scope, created_by=request.user)
+        adopt(obj, token)
+        self.message_user(
+            request,
+            format_html("Copy this token now; it is shown only once and cannot be recovered: <code>{}</code>", raw),
+            messages.WARNING,
+        )
+
+    @admin.action(description="Revoke selected tokens", permissions=["change"])
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        revoked = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {revoked} token(s).")
