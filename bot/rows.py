@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.providers import ProviderConfig, provider_config
+from bot.voice.tasks import enqueue_transcription
 from chatcontext import repository
-from chatcontext.types import Author, PersonaInfo, ServerConfig, UserRow
+from chatcontext.simplify.media import is_audio_attachment
+from chatcontext.types import Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
 from personas import actions
 from personas import models as m
 
@@ -71,3 +73,17 @@ def load_author_state(server_id: int, author: Author, now_ms: int) -> AuthorStat
         blacklisted=bool(repository.load_blacklisted(server_id, [author.id])),
         muted_persona_ids=frozenset(muted),
     )
+
+
+def enqueue_voice_transcription(message: DiscordMessage) -> bool:
+    """Queue speech-to-text for a human voice message as it arrives, so later turns find its
+    transcript in the cache (build-context.md BC11-01/BC11-02). Privacy-FULL authors' audio is
+    never sent (their messages never reach a prompt). True when a transcription was queued."""
+    audio = next((a for a in message.attachments if is_audio_attachment(a)), None)
+    if audio is None:
+        return False
+    privacy = m.DiscordUser.objects.filter(user_disc_id=message.author.id).values_list("privacy_level", flat=True)
+    if privacy.first() == m.PrivacyLevel.FULL:
+        return False
+    enqueue_transcription(message.id, audio.id, audio.url)
+    return True

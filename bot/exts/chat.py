@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 import discord
 from channels.db import database_sync_to_async
 from discord.ext import commands
+from django.conf import settings
 
 from bot.admission import TriggerSignals, admit, persona_for_webhook_name, screen, select_responders
 from bot.discord_transport import to_discord_message
-from bot.rows import ServerState, load_author_state, load_server_state
+from bot.rows import ServerState, enqueue_voice_transcription, load_author_state, load_server_state
 from bot.turns import TurnJob
 from chatcontext.config import StageConfig
 from chatcontext.types import ChatIncoming, LockedTurn
@@ -87,6 +88,9 @@ class ChatCog(commands.Cog):
         incoming = to_discord_message(message)
         if screen(incoming, str(bot_user.id)) is not None:
             return
+        # With an in-process (eager) Celery, speech-to-text would run on the bot's database thread.
+        if incoming.attachments and not settings.CELERY_TASK_ALWAYS_EAGER:
+            await database_sync_to_async(enqueue_voice_transcription)(incoming)
         state = await self.server_state(message)
         signals = TriggerSignals(
             is_dm=message.guild is None,

@@ -331,3 +331,23 @@ async def test_a_muted_user_cannot_trigger_that_persona_but_can_trigger_others(h
     await dpytest.message("tomori and ellen, hello?", member=ann)
     assert sent_messages() == []
     assert [s.username for s in harness.webhooks.hooks[harness.channel.id].sends] == ["Ellen"]
+
+
+@pytest.mark.parametrize("eager", [False, True])
+async def test_voice_messages_are_queued_for_transcription_except_from_privacy_full_users(
+    harness, settings, monkeypatch, tmp_path, eager
+):
+    queued: list[tuple[str, str]] = []
+    monkeypatch.setattr("bot.rows.enqueue_transcription", lambda mid, aid, url: queued.append((mid, aid)))
+    settings.CELERY_TASK_ALWAYS_EAGER = eager
+    rei = harness.member(2)
+    await run_db(setup_server, harness.guild, full_privacy=[rei])
+    voice = tmp_path / "voice.ogg"
+    voice.write_bytes(b"OggS")
+
+    ann_voice = await dpytest.message("", member=harness.member(0), attachments=[voice])
+    await dpytest.message("", member=rei, attachments=[voice])
+    await dpytest.message("notes", member=harness.member(1), attachments=[tmp_path / "notes.pdf"])
+
+    # With an in-process (eager) Celery nothing is queued: it would block the bot's database thread.
+    assert queued == ([] if eager else [(str(ann_voice.id), str(ann_voice.attachments[0].id))])
