@@ -424,12 +424,13 @@ def _dt(ms: int) -> Any:
 
 def _insert_with_created_at(model: type[Any], objs: list[Any], stamps: list[int]) -> None:
     """Insert in document order (memory ids render as `ID:N`, H-14), then restore the snapshot's
-    creation times: auto_now_add overrides values given at insert time."""
+    creation times, which auto_now_add overrides at insert time: one update per distinct time."""
     created = model.objects.bulk_create(objs)
+    by_stamp: dict[int, list[Any]] = {}
     for obj, stamp in zip(created, stamps, strict=True):
-        obj.created_at = _dt(stamp)
-    if created:
-        model.objects.bulk_update(created, ["created_at"])
+        by_stamp.setdefault(stamp, []).append(obj.pk)
+    for stamp, pks in by_stamp.items():
+        model.objects.filter(pk__in=pks).update(created_at=_dt(stamp))
 
 
 def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:

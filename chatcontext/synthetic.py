@@ -180,9 +180,10 @@ def generate_snapshot(
     memories_per_user: int = 0,
     reminders_per_user: int = 0,
 ) -> JSONDict:
-    """A busy channel: ``participants`` users (every one posts at least once when there are enough
-    messages), replies, reactions, images and bot/persona messages at fixed rates; personal
-    memories and reminders per user. Deterministic for a given ``rng`` state."""
+    """A busy channel: ``participants`` users (each posts at least once when there are enough
+    messages, and is otherwise mentioned by id), replies, reactions, images and bot/persona
+    messages at fixed rates; personal memories and reminders per user. Deterministic for a given
+    ``rng`` state."""
     users = [SyntheticUser(n + 1) for n in range(participants)]
     docs: list[JSONDict] = []
     for n in range(1, messages + 1):
@@ -194,6 +195,8 @@ def generate_snapshot(
         else:
             author = author_json(users[(n - 1) % participants] if n <= participants else rng.choice(users))
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+        if participants > messages:  # more people than messages: the rest are mentioned by id
+            words += f" <@{users[(messages + n - 1) % participants].id}>"
         reactor = rng.choice(users).id
         docs.append(
             message_json(
