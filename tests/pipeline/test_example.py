@@ -51,6 +51,7 @@ def profile_block(ctx: ChatTurnContext, heading: str) -> list[str]:
 
 
 def test_privacy_full_rei_appears_nowhere_and_6002_has_no_ref(ctx: ChatTurnContext) -> None:
+    """BC2-10, U-1, P-01: a FULL author's message, memory and saved nickname are absent."""
     text = all_text(ctx)
     for secret in ("4 Harbor Lane", "Rei lives near the station", "Ray", '"13"'):
         assert secret not in text
@@ -59,6 +60,7 @@ def test_privacy_full_rei_appears_nowhere_and_6002_has_no_ref(ctx: ChatTurnConte
 
 
 def test_blacklisted_okabe_keeps_his_message_but_not_his_memory(ctx: ChatTurnContext) -> None:
+    """P-06: blacklisted users stay in context; their memories do not."""
     okabe = entry(ctx, "6007")
     assert okabe is not None and okabe.author_id == "14"
     assert "Friday game night" not in all_text(ctx)
@@ -66,6 +68,7 @@ def test_blacklisted_okabe_keeps_his_message_but_not_his_memory(ctx: ChatTurnCon
 
 
 def test_partial_jun_merges_6003_and_6004_with_the_reaction_and_has_no_enrichments(ctx: ChatTurnContext) -> None:
+    """BC4-01/02, BC3-08, P-03: PARTIAL shows messages but no personal enrichments."""
     jun = entry(ctx, "6003")
     assert jun is not None and jun.id == "6003"
     assert jun.combined_message_ids == ["6003", "6004"]
@@ -75,12 +78,14 @@ def test_partial_jun_merges_6003_and_6004_with_the_reaction_and_has_no_enrichmen
 
 
 def test_bot_memory_embed_6005_is_a_system_entry(ctx: ChatTurnContext) -> None:
+    """BC6-05/06, BC3-21."""
     notice = entry(ctx, "6005")
     assert notice is not None and notice.author_id == "system-embed" and notice.author_name == "System"
     assert notice.content == "[System: 📝 Tomori Learned Something!\nMina is studying for a chemistry exam]"
 
 
 def test_6006_is_authored_by_the_persona_pip_through_its_webhook(ctx: ChatTurnContext) -> None:
+    """BC3-10, U-4."""
     pip = next(p for p in ctx.turn.all_personas if p.persona_nickname == "Pip")
     squawk = entry(ctx, "6006")
     assert squawk is not None
@@ -88,6 +93,7 @@ def test_6006_is_authored_by_the_persona_pip_through_its_webhook(ctx: ChatTurnCo
 
 
 def test_6007_refers_to_pips_message_by_its_ref(ctx: ChatTurnContext) -> None:
+    """BC3-05/06, U-3, BC5-02."""
     reply = entry(ctx, "6007")
     assert reply is not None and reply.content is not None
     match = re.search(r"previous message \(ID: (ref_\d+)\) by Pip saying: SQUAWK!", reply.content)
@@ -96,6 +102,7 @@ def test_6007_refers_to_pips_message_by_its_ref(ctx: ChatTurnContext) -> None:
 
 
 def test_6008_is_its_own_entry_with_a_media_descriptor(ctx: ChatTurnContext) -> None:
+    """BC4-01 (media never merges), BC7-05."""
     cat = entry(ctx, "6008")
     assert cat is not None and cat.id == "6008" and cat.combined_message_ids is None
     assert entry(ctx, "6009") is not cat and entry(ctx, "6010") is not cat
@@ -105,12 +112,14 @@ def test_6008_is_its_own_entry_with_a_media_descriptor(ctx: ChatTurnContext) -> 
 
 
 def test_6009_shows_the_known_voice_transcript(ctx: ChatTurnContext) -> None:
+    """BC3-18, BC11-02."""
     voice = entry(ctx, "6009")
     assert voice is not None and voice.content is not None
     assert "[System: This was sent as a voice message.]\nhey tomori, is the library open tomorrow" in voice.content
 
 
 def test_minas_profile_memories_reminder_and_tomoris_task(ctx: ChatTurnContext) -> None:
+    """H-14, H-15, H-21, R-06: lineage and global memories only, reminders, self-tasks."""
     mina = "\n".join(profile_block(ctx, "Minnie"))
     assert "Mina is studying for a chemistry exam" in mina and "Mina prefers green tea" in mina
     assert "Remind Mina about the chemistry exam" in mina
@@ -120,6 +129,7 @@ def test_minas_profile_memories_reminder_and_tomoris_task(ctx: ChatTurnContext) 
 
 
 def test_tomoris_private_attribute_only_in_her_own_persona_block(ctx: ChatTurnContext) -> None:
+    """D-13, H-19: private attributes never leave the persona's own block."""
     holders = [i.metadata_tag for i in ctx.context_items if "afraid of thunder" in i.text]
     assert holders == [ContextItemTag.SYSTEM_PERSONALITY]
     output = turn_output(ctx)
@@ -128,6 +138,7 @@ def test_tomoris_private_attribute_only_in_her_own_persona_block(ctx: ChatTurnCo
 
 
 def test_exclusion_log_names_who_and_why_without_text(ctx: ChatTurnContext) -> None:
+    """Prompt-record exclusion log: BC2-10 history exclusions plus P-03/P-06 profile exclusions."""
     assert {"message_id": "6002", "author_id": "13", "reason": "privacy_full"} in ctx.exclusions
     assert {"user_id": "12", "reason": "privacy_partial", "scope": "profile"} in ctx.exclusions
     assert {"user_id": "14", "reason": "blacklisted", "scope": "profile"} in ctx.exclusions

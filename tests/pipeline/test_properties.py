@@ -97,6 +97,8 @@ def all_texts(ctx: ChatTurnContext) -> list[str]:
 @pytest.mark.django_db(databases=["default", "replay"])
 @given(channels())
 def test_whole_pipeline_invariants(channel: tuple[dict[str, Any], set[int], int]) -> None:
+    """BC2-10, BC2-12, U-1, U-2 (no hidden author's text), BC5-05 (compact ids resolve), BC4-02,
+    BC4-04 (merge bookkeeping), BC8-12, BC8-15 (the prefill is last)."""
     doc, hidden, trigger = channel
     ctx = replay_snapshot(doc, config=StageConfig(), transcriber=None)
     texts = all_texts(ctx)

@@ -47,6 +47,8 @@ def persona_turns(doc: dict[str, Any], locked_turn: LockedTurn | None = None) ->
 
 
 def test_bc10_02_persona_turns_of_one_locked_turn_share_discovery() -> None:
+    """Scenario 64 (BC10-02/03, C-01, C-09): the second persona turn of the same locked-turn object
+    reuses discovery: a cache hit with zero external calls."""
     doc = example_doc()
     doc["turn"]["co_responder_keys"] = ["pip"]
     first, second = persona_turns(doc)
@@ -57,6 +59,7 @@ def test_bc10_02_persona_turns_of_one_locked_turn_share_discovery() -> None:
 
 
 def test_bc10_02_another_locked_turn_object_gets_its_own_scope() -> None:
+    """BC10-02: the scope is keyed by the locked-turn object's identity, never by equal fields."""
     doc = example_doc()
     first, second = persona_turns(doc, locked_turn=None)
     copy = dataclasses.replace(first.turn.locked_turn)  # the same fields, another object
@@ -66,7 +69,8 @@ def test_bc10_02_another_locked_turn_object_gets_its_own_scope() -> None:
     assert separate.diagnostics["participants"]["discovery_cache_hit"] is False
 
 
-def test_bc1_02_each_persona_turn_has_its_own_id_map_and_history_roles() -> None:
+def test_bc1_02_bc5_03_each_persona_turn_has_its_own_id_map_and_history_roles() -> None:
+    """BC1-02, BC5-03: one id map per persona turn, shared with its streaming context."""
     doc = example_doc()
     tomori, pip = persona_turns(doc)
     assert tomori.message_id_map is not pip.message_id_map
@@ -107,3 +111,90 @@ def test_bc10_04_durations_come_from_the_stage_clock() -> None:
     durations = ctx.diagnostics["durations"]
     assert durations["total_ms"] > durations["history_ms"] > 0
     assert "duration_ms" not in ctx.diagnostics["participants"]["hydration"]
+
+
+def test_bc10_03_a_different_block_list_gives_a_separate_discovery() -> None:
+    """Scenario 64, second half: Pip blocks Okabe, so Pip's sanitized history differs (6007 becomes
+    a block notice) and the shared scope computes a second discovery for it (C-07)."""
+    doc = example_doc()
+    doc["turn"]["co_responder_keys"] = ["pip"]
+    doc["persona_user_blocks"] = [
+        {"persona_key": "pip", "user_disc_id": "14", "expires_at_ms": doc["now_ms"] + 3_600_000}
+    ]
+    tomori, pip = persona_turns(doc)
+    assert any(e.id == "synthetic-user-block-6007" for e in pip.simplified_messages)
+    assert not any(e.id.startswith("synthetic-user-block-") for e in tomori.simplified_messages)
+    assert pip.diagnostics["participants"]["discovery_cache_hit"] is False
+    assert pip.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1
+
+
+def test_bc11_01_03_blocked_and_full_authors_audio_is_never_transcribed() -> None:
+    """Only the visible user's uncached voice message of visible_raw_messages (BC2-09) reaches
+    speech-to-text (BC11-01); a blocked
+    author's (BC11-03) and — hardening of the [QUIRK] — a privacy-FULL author's never do."""
+    doc = example_doc()
+    voice = doc["messages"][8]  # 6009, Mina's voice message
+    for number, author_index in ((1, 1), (2, 6), (3, 0)):  # Rei (FULL), Okabe (blocked), Mina
+        extra = {**voice, "id": f"700{number}", "author": doc["messages"][author_index]["author"]}
+        extra["created_timestamp"] = voice["created_timestamp"] + number
+        extra["attachments"] = [{**voice["attachments"][0], "id": f"710{number}", "url": f"file:///voice/{number}.ogg"}]
+        doc["messages"].insert(9, extra)
+    doc["persona_user_blocks"] = [
+        {"persona_key": "tomori", "user_disc_id": "14", "expires_at_ms": doc["now_ms"] + 60_000}
+    ]
+    heard: list[str] = []
+
+    def transcriber(attachment: Any, message: Any) -> str:
+        heard.append(message.author.id)
+        return "transcribed words"
+
+    cache.clear()
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        messages, members = parse_messages(doc), parse_members(doc)
+        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        ctx = build_turn_context(
+            turn,
+            snapshot_transport(doc, messages, members),
+            transcripts=transcript_cache(doc),
+            transcriber=transcriber,
+            config=StageConfig(),
+        )
+        transaction.set_rollback(True)
+    assert heard == ["11"]  # 6009 is cached; only Mina's new one is transcribed
+    assert ctx.diagnostics["history"]["voice_transcriptions"] == 1
+
+
+def test_bc1_01_the_stage_runs_its_steps_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BC1-01: streaming context → assets → history → reminder → impersonation → tool gating →
+    effective persona → participant preparation → naming projection → participant items → builder
+    → tail directives → persona catalogue (BC8-16)."""
+    import chatcontext.pipeline as stage
+
+    steps = [
+        "init_streaming_context",
+        "load_persona_assets",
+        "build_history",
+        "build_reminder_entry",
+        "impersonation_identity",
+        "gate_deliberate_tools",
+        "effective_persona",
+        "prepare_participant_context",
+        "history_user_labels",
+        "build_participant_context_items",
+        "build_context",
+        "apply_tail_directives",
+        "attach_persona_catalog",
+    ]
+    calls: list[str] = []
+    for name in steps:
+        original = getattr(stage, name)
+
+        def recorder(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(stage, name, recorder)
+    persona_turns(example_doc())
+    first_turn = calls[: len(steps)]
+    assert first_turn == steps
