@@ -1,0 +1,95 @@
+"""The live feed across processes: a Redis channel layer and a test database another process can open.
+
+SQLite's in-memory test database lives inside this process, so for these tests it is copied to a
+file (sqlite3 backup) and every connection is pointed at that file until the test ends; the
+in-memory database is kept alive meanwhile and restored afterwards. On PostgreSQL (CI) the test
+database is already shared: the subprocess gets its name.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.db import connections
+
+# A Redis database of its own, so other test runs on the same server never see these groups.
+LIVE_REDIS_DB = 13
+
+
+def live_redis_url() -> str:
+    base = urlsplit(os.environ.get("REDIS_URL", "").strip() or "redis://127.0.0.1:6379")
+    return urlunsplit((base.scheme, base.netloc, f"/{LIVE_REDIS_DB}", "", ""))
+
+
+@pytest.fixture
+def redis_layer(settings: Any) -> Iterator[str]:
+    url = live_redis_url()
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"Redis at {url} does not answer ({exc}); start redis-server or set REDIS_URL")
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
+    }
+    yield url
+    redis.Redis.from_url(url).flushdb()
+
+
+def _database_dicts() -> list[dict[str, Any]]:
+    """Every copy of the default database's settings a new connection may be built from."""
+    candidates = [
+        django_settings.DATABASES["default"],
+        connections.settings["default"],
+        connections["default"].settings_dict,
+    ]
+    unique: dict[int, dict[str, Any]] = {id(d): d for d in candidates}
+    return list(unique.values())
+
+
+def _postgres_url(db: dict[str, Any]) -> str:
+    auth = quote(db.get("USER") or "")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"])
+    host = db.get("HOST") or "127.0.0.1"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}@{host}{port}/{quote(db['NAME'])}"
+
+
+@pytest.fixture
+def shared_database_url(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    """A DATABASE_URL under which another process opens this test's database."""
+    connection = connections["default"]
+    if connection.vendor == "postgresql":
+        yield _postgres_url(connection.settings_dict)
+        return
+    if connection.vendor != "sqlite":
+        pytest.fail(f"no way to share a {connection.vendor} test database with a subprocess")
+    if not connection.is_in_memory_db():
+        yield f"sqlite:///{connection.settings_dict['NAME']}"
+        return
+    memory_name = connection.settings_dict["NAME"]
+    keeper = sqlite3.connect(memory_name, uri=True)  # the in-memory database lives while one connection does
+    path = tmp_path / "live.sqlite3"
+    connection.ensure_connection()
+    with closing(sqlite3.connect(path)) as target:
+        connection.connection.backup(target)
+    for db in _database_dicts():
+        db["NAME"] = str(path)
+    connection.close()
+    try:
+        yield f"sqlite:///{path}"
+    finally:
+        connection.close()
+        for db in _database_dicts():
+            db["NAME"] = memory_name
+        connection.ensure_connection()  # holds the in-memory database again (Django never closes it)
+        keeper.close()
