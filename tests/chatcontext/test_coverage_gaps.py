@@ -1,5 +1,5 @@
 """Rules of build-context.md whose behaviour no other test pinned exactly (found while writing
-docs/spec-coverage.md): BC1-01, BC2-07, BC3-24, BC5-05 and BC6-01."""
+docs/spec-coverage.md): BC1-01, BC2-07, BC3-24, BC5-05, BC6-01 and the conditions of BC8-06."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from django.core.cache import cache
 
 from chatcontext import pipeline, repository
 from chatcontext.config import StageConfig
+from chatcontext.directives import TailContext, continuation_directive
 from chatcontext.history import build_history
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
@@ -29,6 +30,7 @@ from chatcontext.types import (
 from chatcontext.voice_cache import MemoryTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
+from tests.chatcontext.turn_factory import tomori_entry
 from tests.pipeline.conftest import assemble, example_doc
 
 # --- BC1-01 ---------------------------------------------------------------------------------------
@@ -209,3 +211,30 @@ def test_bc6_01_protocol_kinds_outside_the_targets_are_not_notices(kind: str) ->
     # A persona reply keeps its own text and is not re-attributed to the system.
     (entry,) = run_history([msg("m1", BOT, "hello", embeds=(embed,))]).entries
     assert (entry.content, entry.author_id) == ("hello", BOT.id)
+
+
+# --- BC8-06 (with BC7-04) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "blocker",
+    [
+        {"is_manually_triggered": False},
+        {"is_user_impersonation": True},
+        {"is_self_reminder": True},
+        {"is_scene_turn": True},
+        {"reasoning_query": "why"},
+        {"has_reminder_recipient": True},
+    ],
+)
+def test_bc8_06_bc7_04_continuation_needs_every_condition(blocker: dict[str, Any]) -> None:
+    """BC8-06: manual trigger, no scene, no impersonation (BC7-04), no reasoning query, no reminder
+    recipient, no self reminder, non-empty history — each missing condition suppresses the
+    directive, with or without a prefill."""
+    own_message = [tomori_entry("m1", "and so")]
+    context = TailContext(persona_nickname="Tomori", is_manually_triggered=True)
+    assert continuation_directive(context, own_message) == "[Continue your last message without repeating it]"
+    assert continuation_directive(context, []) is None
+    blocked = replace(context, **blocker)
+    assert continuation_directive(blocked, own_message) is None
+    assert continuation_directive(replace(blocked, manual_prefill="Hm"), own_message) is None
