@@ -145,8 +145,9 @@ def test_exclusion_log_names_who_and_why_without_text(ctx: ChatTurnContext) -> N
     assert "Harbor" not in json.dumps(ctx.exclusions)
 
 
-def test_diagnostics_are_counts_only(ctx: ChatTurnContext) -> None:
-    """BC10-04: no ids, aliases, names or message text in the diagnostics."""
+def test_s66_bc10_04_diagnostics_are_counts_only(ctx: ChatTurnContext) -> None:
+    """Scenario 66, BC10-04: no ids, aliases, names or message text in the diagnostics, and all
+    seven rejection keys (the 18-digit snowflake variant is in test_stage.py)."""
     serialized = json.dumps(ctx.diagnostics, ensure_ascii=False)
     doc = example_doc()
     # The example's two-digit user ids are indistinguishable from counts; the property test over

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import random
+import re
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from chatcontext.snapshot import (
     snapshot_transport,
     transcript_cache,
 )
+from chatcontext.synthetic import generate_snapshot
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn
 from tests.pipeline.conftest import example_doc
 
@@ -198,3 +202,64 @@ def test_bc1_01_the_stage_runs_its_steps_in_order(monkeypatch: pytest.MonkeyPatc
     persona_turns(example_doc())
     first_turn = calls[: len(steps)]
     assert first_turn == steps
+
+
+def test_s65_bc10_03_a_failed_discovery_fails_the_turn_and_the_next_turn_recomputes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scenario 65 through the stage (concurrent waiters are covered at scope level, T-21/T-23):
+    the first persona turn's discovery raises and the turn fails; the entry is evicted, so the next
+    persona turn of the same locked turn recomputes discovery instead of reusing the failure."""
+    import chatcontext.participants.prepare as prepare
+
+    real = prepare.discover_shared_references
+    failures = iter([RuntimeError("candidate source down")])
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prepare, "discover_shared_references", flaky)
+    doc = example_doc()
+    doc["turn"]["co_responder_keys"] = ["pip"]
+    cache.clear()
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        messages, members = parse_messages(doc), parse_members(doc)
+        tomori = snapshot_chat_turn(doc, loaded, messages, members)
+        pip = dataclasses.replace(tomori, persona=next(p for p in tomori.all_personas if p.persona_nickname == "Pip"))
+        transport = snapshot_transport(doc, messages, members)
+
+        def run(turn: ChatTurn) -> ChatTurnContext:
+            return build_turn_context(turn, transport, transcripts=transcript_cache(doc), config=StageConfig())
+
+        with pytest.raises(RuntimeError, match="candidate source down"):
+            run(tomori)
+        recovered = run(pip)
+        transaction.set_rollback(True)
+    assert recovered.diagnostics["participants"]["discovery_cache_hit"] is False
+    assert recovered.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1
+
+
+def test_s66_bc10_04_diagnostics_carry_no_snowflake_name_or_text() -> None:
+    """Scenario 66 over a busy synthetic channel with 18-digit ids: nothing of the history survives
+    into the serialized diagnostics."""
+    doc = generate_snapshot(random.Random(66), messages=40, participants=6, memories_per_user=2, reminders_per_user=1)
+    cache.clear()
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        messages, members = parse_messages(doc), parse_members(doc)
+        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        ctx = build_turn_context(
+            turn, snapshot_transport(doc, messages, members), transcripts=transcript_cache(doc), config=StageConfig()
+        )
+        transaction.set_rollback(True)
+    serialized = json.dumps(ctx.diagnostics, ensure_ascii=False)
+    assert not re.search(r"\d{17,}", serialized)
+    words = set(re.findall(r"\w+", " ".join(m["content"] for m in doc["messages"])))
+    names = {u["username"] for u in doc["users"]} | {"Tomori", "Ellen", "Bench", "general"}
+    leaked = (words | names) & set(re.findall(r"\w+", serialized))
+    assert not {w for w in leaked if not w.isdigit()}
+    assert len(ctx.diagnostics["participants"]["rejection_counts"]) == 7
