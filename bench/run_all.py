@@ -1,0 +1,340 @@
+"""Every benchmark in one run (`make bench`): writes bench/results.json and the plots in bench/results/.
+
+Sections (all by default, or a comma-separated ``--sections`` subset):
+
+- ``assembly``: median/p95 time and SQL queries of ``build_turn_context`` per turn against history
+  size (20/50/100 messages at 200 participants), participants (2/10/20/200 at 100 messages) and
+  personal memories per user (0/10/50/300 at 100 messages and 20 participants); 10 memories per
+  participant unless the sweep varies them. The acceptance point is 100 messages x 200 participants.
+- ``request_scope``: 1, 3 and 5 personas in one locked turn, with and without the shared scope.
+- ``throughput``: turns per second with 1, 2 and 4 channels assembling concurrently.
+- ``profile``: a pyinstrument profile of the acceptance point (bench/results/profile.txt).
+- ``stt``: real-time factor of voice transcription (bench/stt.py, run as a subprocess).
+- ``api``: API requests per second and p50/p99 latency (bench/api.py as a subprocess; recorded as
+  not measured when it cannot run, e.g. without a PostgreSQL server).
+
+Snapshots come from bench/generate.py with a fixed seed; the database is a scratch one
+(bench/harness.py). ``bench/baseline.json`` holds the same ``assembly`` and ``request_scope``
+figures measured before the hot-path optimizations, and is carried into the results as "before".
+
+    .venv/bin/python bench/run_all.py [--quick] [--sections assembly,throughput] [--output PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from generate import Shape, generate_snapshot
+from harness import ROOT, JSONDict, load_turn, machine, measure, rolled_back, scratch_database
+
+BENCH = ROOT / "bench"
+RESULTS = BENCH / "results.json"
+BASELINE = BENCH / "baseline.json"
+PLOTS = BENCH / "results"
+SECTIONS = ("assembly", "request_scope", "throughput", "profile", "stt", "api")
+
+ACCEPTANCE = Shape(messages=100, participants=200, memories_per_user=10)
+COMPARISON = Shape(messages=100, participants=10, memories_per_user=10)
+MEDIAN_TARGET_MS = 25.0
+LATER_PERSONA_TARGET = 0.5
+SWEEPS: dict[str, tuple[str, list[Shape]]] = {
+    "messages": ("messages", [Shape(m, 200, 10) for m in (20, 50, 100)]),
+    "participants": ("participants", [Shape(100, p, 10) for p in (2, 10, 20, 200)]),
+    "memories": ("memories_per_user", [Shape(100, 20, k) for k in (0, 10, 50, 300)]),
+}
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------------------------
+
+
+def measure_shape(shape: Shape, runs: int) -> JSONDict:
+    with rolled_back():
+        snap = load_turn(generate_snapshot(shape))
+        result = measure(snap, runs=runs)
+    return {"shape": asdict(shape), **result}
+
+
+def run_assembly(runs: int) -> JSONDict:
+    cache: dict[Shape, JSONDict] = {}
+
+    def point(shape: Shape) -> JSONDict:
+        if shape not in cache:
+            log(
+                f"assembly {shape.messages} messages x {shape.participants} participants x "
+                f"{shape.memories_per_user} memories/user"
+            )
+            cache[shape] = measure_shape(shape, runs)
+        return cache[shape]
+
+    sweeps = {
+        name: {"parameter": parameter, "points": [point(shape) for shape in shapes]}
+        for name, (parameter, shapes) in SWEEPS.items()
+    }
+    at_target, at_comparison = point(ACCEPTANCE), point(COMPARISON)
+    return {
+        "sweeps": sweeps,
+        "acceptance_point": at_target,
+        "comparison_point": at_comparison,
+    }
+
+
+def run_profile() -> JSONDict:
+    """pyinstrument over a few turns of the acceptance point; the text report goes to a file."""
+    from harness import assemble
+    from pyinstrument import Profiler
+
+    with rolled_back():
+        snap = load_turn(generate_snapshot(ACCEPTANCE))
+        for _ in range(3):
+            assemble(snap)
+        profiler = Profiler(interval=0.0005)
+        profiler.start()
+        for _ in range(10):
+            assemble(snap)
+        profiler.stop()
+    PLOTS.mkdir(exist_ok=True)
+    path = PLOTS / "profile.txt"
+    path.write_text(profiler.output_text(unicode=False, color=False, show_all=False), encoding="utf-8")
+    return {"shape": asdict(ACCEPTANCE), "turns": 10, "report": str(path.relative_to(ROOT))}
+
+
+_STT_LINE = re.compile(r"^\s*(\d+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s")
+_STT_LOAD = re.compile(r"model load:\s*([\d.]+)s")
+
+
+def run_stt(runs: int) -> JSONDict:
+    """bench/stt.py exposes only a printing main(), so it runs as a subprocess and its table is parsed."""
+    command = [sys.executable, str(BENCH / "stt.py"), "--runs", str(runs)]
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=420)
+    except subprocess.TimeoutExpired:
+        return {"measured": False, "reason": "bench/stt.py did not finish within 7 minutes"}
+    clips = []
+    for line in done.stdout.splitlines():
+        if match := _STT_LINE.match(line):
+            seconds, median, fastest, rtf = match.groups()
+            clips.append(
+                {"clip_seconds": int(seconds), "median_s": float(median), "min_s": float(fastest), "rtf": float(rtf)}
+            )
+    if done.returncode != 0 or not clips:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"measured": False, "reason": f"bench/stt.py exited {done.returncode}: {tail[0][:200]}"}
+    load = _STT_LOAD.search(done.stdout)
+    return {
+        "measured": True,
+        "runs_per_clip": runs,
+        "model_load_s": float(load.group(1)) if load else None,
+        "clips": clips,
+        "output": done.stdout.strip().splitlines(),
+    }
+
+
+_API_LINE = re.compile(r"^(GET \S+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s*$")
+
+
+def run_api(requests: int) -> JSONDict:
+    """bench/api.py (the inspector's API benchmark, PostgreSQL with 10,000 records) configures Django
+    itself at import, so it runs as a subprocess and its table is parsed; no figure is invented when
+    it cannot run (no PostgreSQL server, for instance)."""
+    script = BENCH / "api.py"
+    if not script.exists():
+        return {"measured": False, "reason": "bench/api.py does not exist"}
+    command = [sys.executable, str(script), "--requests", str(requests)]
+    database_url = os.environ.get("DATABASE_URL", "")
+    if database_url.startswith(("postgres://", "postgresql://")):
+        command += ["--database-url", database_url]
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=420)
+    except subprocess.TimeoutExpired:
+        return {"measured": False, "reason": "bench/api.py did not finish within 7 minutes"}
+    endpoints = []
+    for line in done.stdout.splitlines():
+        if match := _API_LINE.match(line.strip()):
+            label, rps, p50, p99, queries = match.groups()
+            endpoints.append(
+                {
+                    "endpoint": label,
+                    "requests_per_second": float(rps),
+                    "p50_ms": float(p50),
+                    "p99_ms": float(p99),
+                    "queries": int(queries),
+                }
+            )
+    if done.returncode != 0 or not endpoints:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"measured": False, "reason": f"bench/api.py exited {done.returncode}: {tail[0][:200]}"}
+    return {
+        "measured": True,
+        "requests_per_figure": requests,
+        "endpoints": endpoints,
+        "output": done.stdout.strip().splitlines(),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Acceptance and before/after
+# ---------------------------------------------------------------------------------------------
+
+
+def acceptance(results: JSONDict) -> JSONDict:
+    checks: JSONDict = {}
+    assembly = results.get("assembly")
+    if assembly:
+        target, comparison = assembly["acceptance_point"], assembly["comparison_point"]
+        checks["queries_200_not_above_10"] = {
+            "queries_at_200": target["queries_per_turn"],
+            "queries_at_10": comparison["queries_per_turn"],
+            "met": _max(target["queries_per_turn"]) <= _min(comparison["queries_per_turn"]),
+        }
+        checks["median_below_25_ms"] = {
+            "median_ms": target["median_ms"],
+            "target_ms": MEDIAN_TARGET_MS,
+            "met": target["median_ms"] < MEDIAN_TARGET_MS,
+        }
+    scope = results.get("request_scope")
+    if scope:
+        ratios = {str(c["personas"]): c.get("later_over_first") for c in scope["counts"] if c["personas"] > 1}
+        checks["later_personas_at_most_half"] = {
+            "later_over_first": ratios,
+            "target": LATER_PERSONA_TARGET,
+            "met": all(r is not None and r <= LATER_PERSONA_TARGET for r in ratios.values()),
+        }
+    return checks
+
+
+def _max(value: int | list[int]) -> int:
+    return max(value) if isinstance(value, list) else value
+
+
+def _min(value: int | list[int]) -> int:
+    return min(value) if isinstance(value, list) else value
+
+
+def before_after(results: JSONDict) -> JSONDict | None:
+    """The acceptance figures now, next to bench/baseline.json (measured before the optimizations)."""
+    if not BASELINE.exists() or "assembly" not in results:
+        return None
+    before = json.loads(BASELINE.read_text(encoding="utf-8"))
+
+    def figures(run: JSONDict) -> JSONDict:
+        point = run["assembly"]["acceptance_point"]
+        out = {
+            "median_ms": point["median_ms"],
+            "p95_ms": point["p95_ms"],
+            "cpu_median_ms": point["cpu_median_ms"],
+            "queries_per_turn": point["queries_per_turn"],
+            "stage_median_ms": point["stage_median_ms"],
+        }
+        scope = run.get("request_scope")
+        if scope:
+            out["later_over_first"] = {str(c["personas"]): c.get("later_over_first") for c in scope["counts"]}
+        return out
+
+    return {
+        "before_commit": before.get("commit"),
+        "before_load_average": before.get("machine", {}).get("load_average_at_start"),
+        "before": figures(before),
+        "after": figures(results),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few runs per point (a smoke test, not for figures)")
+    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated subset of {SECTIONS}")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="where to write the JSON results")
+    parser.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
+    args = parser.parse_args()
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {sorted(unknown)}")
+    runs = 5 if args.quick else 21
+
+    started = time.perf_counter()
+    results: JSONDict = {
+        "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "machine": machine(),
+        "quick": args.quick,
+        "runs_per_point": runs,
+        "seed": Shape().seed,
+    }
+    timings: dict[str, float] = {}
+    with scratch_database() as database:
+        results["database"] = database
+        steps: dict[str, Callable[[], JSONDict]] = {
+            "assembly": lambda: run_assembly(runs),
+            "request_scope": lambda: _request_scope(3 if args.quick else 9),
+            "throughput": lambda: _throughput(1.0 if args.quick else 4.0),
+            "profile": run_profile,
+            "stt": lambda: run_stt(1 if args.quick else 3),
+            "api": lambda: run_api(60 if args.quick else 300),
+        }
+        for name in SECTIONS:
+            if name in sections:
+                log(f"section {name}")
+                step_started = time.perf_counter()
+                results[name] = steps[name]()
+                timings[name] = round(time.perf_counter() - step_started, 1)
+    results["acceptance"] = acceptance(results)
+    comparison = before_after(results)
+    if comparison is not None:
+        results["optimization"] = comparison
+    results["section_seconds"] = timings
+    results["machine"]["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
+    results["total_seconds"] = round(time.perf_counter() - started, 1)
+    args.output.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    log(f"wrote {args.output}")
+    if not args.no_plots:
+        from plots import make_plots
+
+        for path in make_plots(results, PLOTS):
+            log(f"wrote {path.relative_to(ROOT)}")
+    log(f"done in {results['total_seconds']} s")
+
+
+def _request_scope(repeats: int) -> JSONDict:
+    from request_scope import measure_request_scope
+
+    return measure_request_scope(repeats=repeats)
+
+
+def _throughput(seconds: float) -> JSONDict:
+    from throughput import measure_throughput
+
+    return measure_throughput(seconds=seconds)
+
+
+if __name__ == "__main__":
+    main()
