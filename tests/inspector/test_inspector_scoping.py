@@ -126,3 +126,9 @@ def test_snapshot_download_is_the_stored_snapshot(world: World) -> None:
     assert response["Content-Disposition"] == f'attachment; filename="turn-{world.record_a.pk}.snapshot.json"'
     assert response.json() == world.doc_a
     assert B_GREETING not in response.content.decode()
+
+
+def test_admin_index_offers_the_inspector_to_moderators(world: World) -> None:
+    response = world.client("alice").get(reverse("admin:index"))
+    assert response.status_code == 200
+    assert f'href="{reverse(CHANGELIST)}"' in response.content.decode()
