@@ -1,11 +1,10 @@
 """Rules of build-context.md whose behaviour no other test pinned exactly (found while writing
-docs/spec-coverage.md): BC1-01, BC2-07, BC3-24, BC5-05, BC6-01 and the conditions of BC8-06."""
+docs/spec-coverage.md): BC2-07, BC3-24, BC5-05, BC6-01 and the conditions of BC8-06."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
-from chatcontext import pipeline, repository
+from chatcontext import repository
 from chatcontext.config import StageConfig
 from chatcontext.directives import TailContext, continuation_directive
 from chatcontext.history import build_history
@@ -32,44 +31,6 @@ from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
 from tests.chatcontext.turn_factory import tomori_entry
 from tests.pipeline.conftest import assemble, example_doc
-
-# --- BC1-01 ---------------------------------------------------------------------------------------
-
-# Steps 2, 4–12 of BC1-01 as the stage's calls (1 and 3 serve deferred features: the intent
-# wrapper and fast regeneration).
-STAGE_STEPS = (
-    "init_streaming_context",  # 2
-    "load_persona_assets",  # 4
-    "build_history",  # 5
-    "impersonation_identity",  # 6
-    "gate_deliberate_tools",  # 7
-    "effective_persona",  # 8
-    "prepare_participant_context",  # 9
-    "history_user_labels",  # 10
-    "build_context",  # 11
-    "apply_tail_directives",  # 12
-    "attach_persona_catalog",  # 12
-)
-
-
-@pytest.mark.django_db
-def test_bc1_01_stage_steps_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-
-    def recording(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            calls.append(name)
-            return original(*args, **kwargs)
-
-        return wrapper
-
-    for name in STAGE_STEPS:
-        monkeypatch.setattr(pipeline, name, recording(name, getattr(pipeline, name)))
-    cache.clear()
-    ctx = assemble(example_doc())
-    assert list(dict.fromkeys(calls)) == list(STAGE_STEPS)
-    assert ctx.context_items  # the stage really ran through
-
 
 # --- BC2-07 ---------------------------------------------------------------------------------------
 
