@@ -8,7 +8,10 @@ from typing import Any
 
 import discord.ext.test as dpytest
 import pytest
+from asgiref.sync import sync_to_async
 from discord.ext.test import backend
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from bot.client import UnshardedTomoriBot
 from bot.providers import ProviderConfig, build_provider
@@ -71,3 +74,16 @@ async def harness(request, transactional_db, newest_first_history, offline_llm):
     for name in list(bot.cogs):  # stops the reminder listener of this bot
         await bot.remove_cog(name)
     await dpytest.empty_queue()
+    await sync_to_async(release_worker_connections, thread_sensitive=True)()
+
+
+def release_worker_connections() -> None:
+    """Close the connections the bot's database worker thread opened.
+
+    Django never closes an in-memory SQLite connection, so the worker thread would keep reading this
+    test database even after a later test moves the database elsewhere (tests/live copies it to a
+    file for a subprocess). The main thread's connection keeps the in-memory database alive.
+    """
+    for connection in connections.all(initialized_only=True):
+        if connection.vendor == "sqlite" and connection.is_in_memory_db():
+            BaseDatabaseWrapper.close(connection)
