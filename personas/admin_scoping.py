@@ -7,7 +7,8 @@ add, change and delete permissions, limits server choices in forms to the modera
 answers 404 — not 403, not a redirect — for an object of another server, so ids of other servers
 leak nothing.
 
-Set ``server_field`` to the lookup path of the row's server, e.g. ``"server"`` or ``"persona__server"``.
+Set ``server_field`` to the lookup path of the row's server, e.g. ``"server"`` or ``"persona__server"``,
+or ``"pk"`` on the Server admin itself.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def request_principal(request: HttpRequest) -> Principal | None:
 
 
 def object_server_id(obj: Model, server_field: str) -> int | None:
-    """Follow ``server_field`` (``"persona__server"``) from ``obj`` to the server's primary key."""
+    """Follow ``server_field`` (``"persona__server"``; ``"pk"`` for a Server) from ``obj`` to the server's key."""
+    if server_field == "pk":
+        return int(obj.pk) if obj.pk is not None else None
     *hops, last = server_field.split("__")
     target: Any = obj
     for hop in hops:

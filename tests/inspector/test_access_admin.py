@@ -115,3 +115,15 @@ def test_moderators_see_their_servers_rows_and_only_superusers_grant(world: Worl
     assert ServerModerator.objects.filter(server=world.server_b, user=world.alice).exists()
     detail = reverse("admin:chatcontext_promptrecord_change", args=[world.record_b.pk])
     assert alice.get(detail).status_code == 200
+
+
+def test_scoping_mixin_follows_server_paths() -> None:
+    from personas.admin_scoping import object_server_id
+    from personas.models import Persona, PersonaAttribute, Server
+
+    server = Server(pk=7, server_disc_id="1", name="S")
+    persona = Persona(pk=3, server=server, persona_nickname="P")
+    assert object_server_id(server, "pk") == 7
+    assert object_server_id(persona, "server") == 7
+    assert object_server_id(PersonaAttribute(persona=persona), "persona__server") == 7
+    assert object_server_id(PersonaAttribute(), "persona__server") is None
