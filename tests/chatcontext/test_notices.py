@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from chatcontext import notices
 from chatcontext.types import Embed, EmbedField, EmbedMedia, MemberInfo
 from tests.chatcontext.builders import ANN, BOT, PERSONAS, TOMORI, U1, bot_embed, msg, run_history, webhook_msg
+from tests.paths import NIGHT_OWLS_EXAMPLE
 
 DEBUG_TOMORI = replace(TOMORI, self_debug_enabled=True)
-EXAMPLE = Path("/work/shared/examples/night-owls-lounge.json")
+EXAMPLE = NIGHT_OWLS_EXAMPLE
 
 
 def cv2(text: str) -> tuple[dict[str, object], ...]:

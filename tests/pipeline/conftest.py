@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,8 +22,9 @@ from chatcontext.snapshot import (
     validate_snapshot,
 )
 from chatcontext.types import ChatTurnContext
+from tests.paths import NIGHT_OWLS_EXAMPLE
 
-EXAMPLE = Path("/work/shared/examples/night-owls-lounge.json")
+EXAMPLE = NIGHT_OWLS_EXAMPLE
 
 
 def example_doc() -> dict[str, Any]:

@@ -13,10 +13,11 @@ from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_json
+from tests.paths import NIGHT_OWLS_EXAMPLE
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 CASES = sorted(CASES_DIR.glob("*.snapshot.json"))
-SHARED_EXAMPLE = Path("/work/shared/examples/night-owls-lounge.json")
+SHARED_EXAMPLE = NIGHT_OWLS_EXAMPLE
 
 
 def expected_path(snapshot: Path) -> Path:

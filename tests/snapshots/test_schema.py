@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from chatcontext.snapshot import SnapshotError, load_snapshot_json, parse_json, validate_snapshot
+from tests.paths import EXAMPLES
 
-EXAMPLES = Path("/work/shared/examples")
 GOLDEN = Path(__file__).resolve().parent / "cases"
 EXAMPLE = EXAMPLES / "night-owls-lounge.json"
 
