@@ -8,6 +8,7 @@ to this event loop. Logs carry counts and failure kinds only, never message text
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,11 +158,14 @@ class TurnRunner:
     async def _generate(
         self, provider: Provider, ctx: ChatTurnContext, channel: Any
     ) -> tuple[GenerationResult | None, str]:
-        try:
-            async with channel.typing():
+        async with contextlib.AsyncExitStack() as stack:
+            # The typing indicator is a courtesy: a channel that refuses it still gets the reply.
+            with contextlib.suppress(discord.HTTPException):
+                await stack.enter_async_context(channel.typing())
+            try:
                 return await provider.generate(ctx.context_items, stream=self.stream), ""
-        except ProviderError as exc:
-            return None, str(exc)
+            except ProviderError as exc:
+                return None, str(exc)
 
     async def _notify_failure(self, trigger: discord.Message, locale: str) -> None:
         try:

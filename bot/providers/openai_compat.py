@@ -9,6 +9,7 @@ once. Errors carry the failure kind and status only, never prompt or response te
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -48,16 +49,24 @@ def _usage_dict(usage: Any) -> dict[str, Any]:
     return usage.model_dump(exclude_none=True) if usage is not None else {}
 
 
+@functools.lru_cache(maxsize=32)
+def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
+    """One SDK client (and connection pool) per server configuration, reused across turns.
+
+    The SDK's own retries are off: the one retry of ``generate`` also covers stalled streams.
+    """
+    return AsyncOpenAI(
+        base_url=base_url or None, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
+    )
+
+
 class OpenAICompatProvider:
     name = "openai"
 
     def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float) -> None:
         self.model_name = model
         self.timeout_s = timeout_s
-        # The SDK's own retries are off: the one retry here also covers stalled streams.
-        self.client = AsyncOpenAI(
-            base_url=base_url or None, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
-        )
+        self.client = shared_client(base_url, api_key, timeout_s)
 
     async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
         messages = to_chat_messages(items)
