@@ -6,8 +6,10 @@ These loaders are the only place the stage touches the ORM. Each returns value o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db.models import Q
 
@@ -137,11 +139,25 @@ def user_row(user: m.DiscordUser) -> UserRow:
     )
 
 
+# `UserRow` fields are named after their `DiscordUser` columns.
+USER_ROW_COLUMNS = tuple(f.name for f in dataclasses.fields(UserRow))
+_TAGS = USER_ROW_COLUMNS.index("physical_appearance_tags")
+
+
+def user_row_from_values(values: Sequence[Any]) -> UserRow:
+    """``user_row`` for a ``values_list(*USER_ROW_COLUMNS)`` tuple: a turn reads hundreds of user rows,
+    and building model instances for them cost more than the queries themselves."""
+    fields = list(values[: len(USER_ROW_COLUMNS)])
+    fields[_TAGS] = tuple(str(t) for t in fields[_TAGS] or ())
+    return UserRow(*fields)
+
+
 def load_user_rows(disc_ids: Iterable[str]) -> dict[str, UserRow]:
     ids = sorted(set(disc_ids))
     if not ids:
         return {}
-    return {u.user_disc_id: user_row(u) for u in m.DiscordUser.objects.filter(user_disc_id__in=ids)}
+    rows = m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list(*USER_ROW_COLUMNS)
+    return {row.user_disc_id: row for row in map(user_row_from_values, rows)}
 
 
 def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]:

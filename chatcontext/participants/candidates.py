@@ -16,7 +16,7 @@ from django.db.models import Exists, IntegerField, OuterRef, Q, Value
 from django.db.models.functions import Length, Lower, StrIndex, Trim
 
 from chatcontext.participants.model import normalize_alias
-from chatcontext.repository import ms_to_datetime, user_row
+from chatcontext.repository import USER_ROW_COLUMNS, ms_to_datetime, user_row_from_values
 from chatcontext.types import PrivacyLevel, UserRow
 from personas import models as m
 
@@ -113,6 +113,7 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
         wanted |= Q(has_server_activity=True)
     if haystack:
         wanted |= _nickname_prefilter(haystack)
+    evidence = ("has_server_activity", "has_personal_memories", "has_pending_tasks")
     users = (
         m.DiscordUser.objects.annotate(
             has_server_activity=activity,
@@ -123,23 +124,22 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
         )
         .filter(wanted)
         .order_by("user_disc_id")
+        .values_list(*USER_ROW_COLUMNS, *evidence)
     )
     candidate_ids = set(query.candidate_ids)
     rows: list[CandidateRow] = []
-    for user in users:
-        if not (
-            user.user_disc_id in candidate_ids
-            or user.has_server_activity
-            or _nickname_hit(user.user_nickname, haystack)
-        ):
+    for values in users:
+        row = user_row_from_values(values)
+        activity_flag, memory_flag, task_flag = values[len(USER_ROW_COLUMNS) :]
+        if not (row.user_disc_id in candidate_ids or activity_flag or _nickname_hit(row.user_nickname, haystack)):
             continue  # selected only by the SQL superset of the nickname clause
         rows.append(
             CandidateRow(
-                user_row(user),
+                row,
                 CandidateEvidence(
-                    has_server_activity=bool(user.has_server_activity),
-                    has_personal_memories=bool(user.has_personal_memories),
-                    has_pending_tasks=bool(user.has_pending_tasks),
+                    has_server_activity=bool(activity_flag),
+                    has_personal_memories=bool(memory_flag),
+                    has_pending_tasks=bool(task_flag),
                 ),
             )
         )

@@ -115,13 +115,30 @@ def _standalone_pattern(normalized: str) -> regex.Pattern[str]:
     )
 
 
-def standalone_position(normalized: str, text: str) -> int | None:
+# The non-ASCII characters `regex`'s IGNORECASE (simple case folding) matches to an ASCII letter,
+# mapped to that letter (tests/participants/test_discovery_prefilter.py checks every code point).
+_ASCII_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def prefilter_text(text: str) -> str:
+    """The haystack of ``standalone_position``'s prefilter: every character the case-insensitive
+    match could pair with an ASCII character appears as that character, lower-cased."""
+    return text.translate(_ASCII_FOLDS).lower()
+
+
+def standalone_position(normalized: str, text: str, *, prefiltered: str | None = None) -> int | None:
     """D-20: position of the first *standalone* occurrence of a normalized alias, or None.
 
     Case-insensitive; each internal space matches any whitespace run; not followed by a word
     character; preceded either by an `@` that is itself not preceded by a word character, or by
     neither a word character nor `@` (start of text counts as not preceded).
+
+    ``prefiltered`` (``prefilter_text(text)``) lets an ASCII alias skip the regex when one of its
+    words occurs nowhere in the text: the same answer, without a regex search per alias over the
+    whole history (discovery evaluates every eligible member's aliases).
     """
+    if prefiltered is not None and normalized.isascii() and any(w not in prefiltered for w in normalized.split(" ")):
+        return None
     match = _standalone_pattern(normalized).search(text)
     return match.start() if match else None
 
@@ -268,9 +285,10 @@ def discover_shared_references(
         found.add(reason)
         referenced[user_id] = (min(earliest, position), found)
 
+    prefiltered = prefilter_text(text)
     for normalized, owners in collision_index(catalogue, "input_reference").items():
         alias_stats["evaluated"] += 1
-        position = standalone_position(normalized, text)
+        position = standalone_position(normalized, text, prefiltered=prefiltered)
         if position is None:
             alias_stats["unmatched"] += 1
         elif len(owners) > 1:

@@ -20,7 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from django.db.models import Q
 
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import datetime_to_ms, ms_to_datetime, user_row
+from chatcontext.repository import datetime_to_ms, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import models as m
@@ -132,10 +132,7 @@ class DatabaseHydrationDeps:
         return self._transport.presence_intent
 
     def load_user_rows(self, disc_ids: Sequence[str]) -> dict[str, UserRow]:
-        ids = _ids(disc_ids)
-        if not ids:
-            return {}
-        return {u.user_disc_id: user_row(u) for u in m.DiscordUser.objects.filter(user_disc_id__in=ids)}
+        return load_user_rows(disc_ids)
 
     def register_users(self, members: Sequence[MemberInfo], language: str) -> dict[str, UserRow]:
         """H-04 registration in one insert plus one read-back; never sets a saved nickname.

@@ -5,6 +5,7 @@ Shared by discovery (phase 1) and hydration/rendering (phase 2). Plain data, no 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,8 +41,12 @@ REJECTION_REASONS = (
 _WS = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=16384)
 def normalize_alias(value: str) -> str:
-    """D-05: trim → drop all leading `@` → trim → lower-case → collapse whitespace runs."""
+    """D-05: trim → drop all leading `@` → trim → lower-case → collapse whitespace runs.
+
+    Cached: a turn normalizes every alias of every member it considers, mostly the same names as
+    the turn before."""
     return _WS.sub(" ", value.strip().lstrip("@").strip().lower())
 
 
