@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from chatcontext.idmap import MessageIdMap
-from chatcontext.types import ImageRef, MediaDescriptor, SimplifiedMessage
+from chatcontext.types import ImageRef, MediaDescriptor, SimplifiedMessage, VideoRef
 
 _IMAGE_MIME_BY_EXTENSION = {"png": "image/png", "gif": "image/gif", "webp": "image/webp", "heic": "image/heic"}
 _VIDEO_MIME_BY_EXTENSION = {"webm": "video/webm", "mov": "video/mov"}
@@ -79,10 +79,22 @@ def omitted_images_notice(count: int) -> str:
     return f"[System: {count} images omitted due to rendered-image limit. Do not claim to see them.]"
 
 
-def attribution_hint(entry: SimplifiedMessage, id_map: MessageIdMap, author: str) -> str | None:
-    """BC7-06: `[System: This image (Media ID: media_1) was sent by Ann]` and its variants."""
-    images = [img for img in entry.image_attachments if not img.is_emoji]
-    videos = entry.video_attachments
+def attribution_hint(
+    entry: SimplifiedMessage,
+    id_map: MessageIdMap,
+    author: str,
+    *,
+    images: Sequence[ImageRef] | None = None,
+    videos: Sequence[VideoRef] | None = None,
+) -> str | None:
+    """BC7-06: `[System: This image (Media ID: media_1) was sent by Ann]` and its variants.
+
+    ``images``/``videos`` are the media that actually render (the planner passes them); media the
+    rendered-image limit or de-duplication left out are not attributed, so the hint never
+    contradicts the "Do not claim to see it" notice beside it. Default: all of the entry's media.
+    """
+    images = [img for img in (entry.image_attachments if images is None else images) if not img.is_emoji]
+    videos = list(entry.video_attachments if videos is None else videos)
     total = len(images) + len(videos)
     if total == 0:
         return None
@@ -148,6 +160,7 @@ def plan_history_media(
         plan = EntryMedia()
         in_window = index >= cutoff
         skipped = 0
+        rendered_images: list[ImageRef] = []
         for img in entry.image_attachments:
             if img.is_emoji:
                 continue
@@ -157,6 +170,7 @@ def plan_history_media(
                 continue
             if in_window and counted and last_duplicate.get(img.proxy_url, index) != index:
                 continue  # the same image renders in a later entry: last occurrence wins
+            rendered_images.append(img)
             plan.descriptors.append(
                 MediaDescriptor(
                     kind="image",
@@ -183,6 +197,8 @@ def plan_history_media(
         if skipped:
             plan.omitted_notice = omitted_images_notice(skipped)
         if in_window:
-            plan.attribution_hint = attribution_hint(entry, id_map, author_label(entry))
+            plan.attribution_hint = attribution_hint(
+                entry, id_map, author_label(entry), images=rendered_images, videos=entry.video_attachments
+            )
         plans.append(plan)
     return plans

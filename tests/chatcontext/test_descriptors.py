@@ -48,6 +48,22 @@ def test_bc7_06_plural_omitted_notice() -> None:
     assert plans[1].omitted_notice is None
 
 
+def test_bc7_06_hint_attributes_only_rendered_media() -> None:
+    """An entry whose images were all left out by the limit gets no attribution hint, so the prompt
+    never says "This image … was sent by" beside "Do not claim to see it"."""
+    history = [
+        entry("m1", image_attachments=[image("a.png"), image("b.png")]),
+        entry("m2", image_attachments=[image("c.png"), image("d.png")]),
+    ]
+    plans = plan_history_media(
+        history, window=10, image_message_limit=1, id_map=MessageIdMap(), author_label=lambda e: e.author_name
+    )
+    assert plans[0].omitted_notice is not None
+    assert plans[0].attribution_hint is None
+    assert plans[1].attribution_hint is not None
+    assert plans[1].attribution_hint.startswith("[System: These images (Media ID: ")
+
+
 def test_s50_bc7_05_duplicate_image_last_occurrence_wins() -> None:
     history = [
         entry("m1", content="a"),
