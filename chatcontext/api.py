@@ -98,7 +98,8 @@ def list_records(request: HttpRequest, filters: Query[RecordFilter]):  # type: i
 
 @router.get("/records/{record_id}", response={200: RecordDetailOut, **READ_ERRORS})
 def get_record(request: HttpRequest, record_id: Id) -> PromptRecord:
-    return get_object_or_404(_records(request), pk=record_id)
+    # The snapshot is the largest column and the detail never returns it (it has its own export).
+    return get_object_or_404(_records(request).defer("snapshot"), pk=record_id)
 
 
 @router.get("/records/{record_id}/snapshot", response={200: dict[str, Any], **READ_ERRORS})
