@@ -154,10 +154,10 @@ async def test_two_triggers_in_one_channel_are_answered_in_order_the_second_from
         async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
             if len(harness.prompts) == 0:
                 backend.make_message("tomori, second question please", bob, harness.channel)
-                for _ in range(1000):  # wait (bounded) for the chat cog to queue it
+                for _ in range(3000):  # wait (bounded) for the chat cog to queue it
                     if bot.planner.queued(channel_id):
                         break
-                    await asyncio.sleep(0.005)
+                    await asyncio.sleep(0.01)
                 assert bot.planner.queued(channel_id) == 1
             return await self.wrapped.generate(items, stream=stream)
 
@@ -192,10 +192,10 @@ async def test_a_queued_alter_reply_carries_the_replying_to_notice(harness):
         async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
             if len(harness.prompts) == 0:
                 backend.make_message("ellen, your turn", bob, harness.channel)
-                for _ in range(1000):
+                for _ in range(3000):
                     if bot.planner.queued(channel_id):
                         break
-                    await asyncio.sleep(0.005)
+                    await asyncio.sleep(0.01)
             return await self.wrapped.generate(items, stream=stream)
 
     bot.runner.provider_factory = lambda config, name: QueueEllen(inner(config, name))

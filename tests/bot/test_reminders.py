@@ -46,12 +46,13 @@ def fired_reminder(guild_id: int, channel_id: int, target: str, persona_nickname
     )
 
 
-async def until(condition, attempts: int = 400) -> None:  # type: ignore[no-untyped-def]
-    """Wait (bounded) for the listener task to handle what the layer delivered."""
+async def until(condition, attempts: int = 3000) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the listener task to handle what the layer delivered (bounded only so a broken
+    listener fails the test instead of hanging it)."""
     for _ in range(attempts):
         if await condition():
             return
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(0.01)
     raise AssertionError("condition not reached")
 
 
