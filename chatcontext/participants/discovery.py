@@ -118,26 +118,51 @@ def _standalone_pattern(normalized: str) -> regex.Pattern[str]:
 # The non-ASCII characters `regex`'s IGNORECASE (simple case folding) matches to an ASCII letter,
 # mapped to that letter (tests/participants/test_discovery_prefilter.py checks every code point).
 _ASCII_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_WORD_RUN = regex.compile(rf"{WORD_CLASS}+")
+_ASCII_WORD = regex.compile(r"[0-9A-Za-z_]+")
 
 
-def prefilter_text(text: str) -> str:
-    """The haystack of ``standalone_position``'s prefilter: every character the case-insensitive
-    match could pair with an ASCII character appears as that character, lower-cased."""
+def fold_ascii(text: str) -> str:
+    """Lower-cased, with every character the case-insensitive match pairs with an ASCII character
+    replaced by that character (one character for one)."""
     return text.translate(_ASCII_FOLDS).lower()
 
 
-def standalone_position(normalized: str, text: str, *, prefiltered: str | None = None) -> int | None:
+@dataclass(frozen=True)
+class AliasPrefilter:
+    """Necessary conditions for an ASCII alias to occur standalone in one text (D-20), so discovery
+    runs the alias regex only for aliases that may occur. Every word of a match is a case-folded
+    equal of a piece of the text; a word made only of word characters is moreover a whole run of
+    word characters there (standalone boundaries and the whitespace between words are non-word)."""
+
+    folded: str
+    word_runs: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> AliasPrefilter:
+        return cls(fold_ascii(text), frozenset(fold_ascii(run) for run in _WORD_RUN.findall(text)))
+
+    def may_occur(self, normalized: str) -> bool:
+        if not normalized.isascii():
+            return True
+        for word in normalized.split(" "):
+            found = word in self.word_runs if _ASCII_WORD.fullmatch(word) else word in self.folded
+            if not found:
+                return False
+        return True
+
+
+def standalone_position(normalized: str, text: str, *, prefilter: AliasPrefilter | None = None) -> int | None:
     """D-20: position of the first *standalone* occurrence of a normalized alias, or None.
 
     Case-insensitive; each internal space matches any whitespace run; not followed by a word
     character; preceded either by an `@` that is itself not preceded by a word character, or by
     neither a word character nor `@` (start of text counts as not preceded).
 
-    ``prefiltered`` (``prefilter_text(text)``) lets an ASCII alias skip the regex when one of its
-    words occurs nowhere in the text: the same answer, without a regex search per alias over the
-    whole history (discovery evaluates every eligible member's aliases).
+    ``prefilter`` (``AliasPrefilter.of(text)``) gives the same answer without a regex search over
+    the whole history for an alias that cannot occur (discovery evaluates every eligible member's).
     """
-    if prefiltered is not None and normalized.isascii() and any(w not in prefiltered for w in normalized.split(" ")):
+    if prefilter is not None and not prefilter.may_occur(normalized):
         return None
     match = _standalone_pattern(normalized).search(text)
     return match.start() if match else None
@@ -285,10 +310,10 @@ def discover_shared_references(
         found.add(reason)
         referenced[user_id] = (min(earliest, position), found)
 
-    prefiltered = prefilter_text(text)
+    prefilter = AliasPrefilter.of(text)
     for normalized, owners in collision_index(catalogue, "input_reference").items():
         alias_stats["evaluated"] += 1
-        position = standalone_position(normalized, text, prefiltered=prefiltered)
+        position = standalone_position(normalized, text, prefilter=prefilter)
         if position is None:
             alias_stats["unmatched"] += 1
         elif len(owners) > 1:

@@ -127,13 +127,25 @@ def make_alias(
     priority: int,
     canonical_value: str | None = None,
 ) -> ParticipantAlias | None:
+    return _make_alias(owner, value, source, frozenset(purposes), exposure, priority, canonical_value)
+
+
+@functools.lru_cache(maxsize=65536)
+def _make_alias(
+    owner: ParticipantKey,
+    value: str | None,
+    source: str,
+    purposes: frozenset[Purpose],
+    exposure: Exposure,
+    priority: int,
+    canonical_value: str | None,
+) -> ParticipantAlias | None:
+    # Cached: aliases are immutable values, and every turn builds the catalogues of the same members.
     trimmed = (value or "").strip()
     normalized = normalize_alias(trimmed)
     if not trimmed or not normalized:
         return None
-    return ParticipantAlias(
-        owner, trimmed, normalized, source, frozenset(purposes), exposure, priority, canonical_value
-    )
+    return ParticipantAlias(owner, trimmed, normalized, source, purposes, exposure, priority, canonical_value)
 
 
 @dataclass

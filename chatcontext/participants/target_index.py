@@ -7,6 +7,7 @@ for tools. Everything here is pure except ``resolve_user_argument``'s injected m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -74,13 +75,20 @@ def _alias_json(alias: ParticipantAlias) -> JSONDict:
         "value": alias.value,
         "normalized": alias.normalized,
         "source": alias.source,
-        "purposes": sorted(alias.purposes),
+        "purposes": list(_sorted_purposes(alias.purposes)),
         "exposure": alias.exposure,
         "priority": alias.priority,
         "canonical_value": alias.canonical_value,
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _sorted_purposes(purposes: frozenset[Purpose]) -> tuple[Purpose, ...]:
+    return tuple(sorted(purposes))
+
+
+# Cached (keys are immutable): an index is re-read from JSON on every turn (X-06).
+@functools.lru_cache(maxsize=16384)
 def _parse_key(serialized: str) -> ParticipantKey:
     kind, _, ident = serialized.partition(":")
     return ParticipantKey(kind, ident)  # type: ignore[arg-type]
