@@ -7,13 +7,17 @@ prompt or reply text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatcontext.types import ContextItem
 
 ROLE_TO_OPENAI = {"system": "system", "user": "user", "model": "assistant"}
+
+# Receives each piece of a streamed reply as it arrives (the playground shows it live). After a retry
+# the pieces start again from the beginning: the returned GenerationResult is the reply of record.
+DeltaSink = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -32,8 +36,11 @@ class Provider(Protocol):
     name: str
     model_name: str
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
-        """One reply for the assembled prompt; raises ProviderError on failure."""
+    async def generate(
+        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+    ) -> GenerationResult:
+        """One reply for the assembled prompt; raises ProviderError on failure. With ``stream`` and
+        ``on_delta``, the pieces of the reply are passed to ``on_delta`` as they arrive."""
 
 
 def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, str]]:

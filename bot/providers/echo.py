@@ -6,9 +6,10 @@ configured at all (``bot.providers.build_provider``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from bot.providers.base import GenerationResult
+from bot.providers.base import DeltaSink, GenerationResult
 from chatcontext.types import ContextItem, ContextItemTag
 
 MAX_ECHOED_CHARS = 300
@@ -29,7 +30,12 @@ class EchoProvider:
     def __init__(self, persona_name: str) -> None:
         self.persona_name = persona_name
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+    async def generate(
+        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+    ) -> GenerationResult:
         said = " ".join(last_user_text(items).split())[:MAX_ECHOED_CHARS]
         text = f"[echo] {self.persona_name}: I read {len(items)} prompt items; you said: {said}"
+        if stream and on_delta is not None:
+            for word in re.findall(r"\S+\s*", text):  # streamed word by word, like a model's tokens
+                await on_delta(word)
         return GenerationResult(text=text, usage={"prompt_items": len(items)}, latency_ms=0)

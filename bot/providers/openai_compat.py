@@ -19,7 +19,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from bot.providers.base import GenerationResult, ProviderError, to_chat_messages
+from bot.providers.base import DeltaSink, GenerationResult, ProviderError, to_chat_messages
 from chatcontext.types import ContextItem
 
 logger = logging.getLogger(__name__)
@@ -68,14 +68,16 @@ class OpenAICompatProvider:
         self.timeout_s = timeout_s
         self.client = shared_client(base_url, api_key, timeout_s)
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+    async def generate(
+        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+    ) -> GenerationResult:
         messages = to_chat_messages(items)
         started = time.monotonic()
         attempt = 1
         while True:
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    text, usage = await (self._stream(messages) if stream else self._complete(messages))
+                    text, usage = await (self._stream(messages, on_delta) if stream else self._complete(messages))
             except Exception as exc:
                 if attempt >= ATTEMPTS or not _is_retryable(exc):
                     logger.warning("generation failed after %d attempt(s): %s", attempt, _describe(exc))
@@ -93,7 +95,9 @@ class OpenAICompatProvider:
         text = response.choices[0].message.content if response.choices else None
         return text or "", _usage_dict(response.usage)
 
-    async def _stream(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
+    async def _stream(
+        self, messages: list[dict[str, str]], on_delta: DeltaSink | None = None
+    ) -> tuple[str, dict[str, Any]]:
         stream = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
@@ -108,4 +112,6 @@ class OpenAICompatProvider:
             for choice in chunk.choices:
                 if choice.delta.content:
                     parts.append(choice.delta.content)
+                    if on_delta is not None:
+                        await on_delta(choice.delta.content)
         return "".join(parts), usage
