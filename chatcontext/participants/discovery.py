@@ -140,7 +140,10 @@ class AliasPrefilter:
 
     @classmethod
     def of(cls, text: str) -> AliasPrefilter:
-        return cls(fold_ascii(text), frozenset(fold_ascii(run) for run in _WORD_RUN.findall(text)))
+        folded = fold_ascii(text)
+        # Folding maps one character to one and keeps word characters word characters (tested over
+        # every code point), so the runs of the folded text are the folded runs of the text.
+        return cls(folded, frozenset(_WORD_RUN.findall(folded)))
 
     def may_occur(self, normalized: str) -> bool:
         if not normalized.isascii():

@@ -20,6 +20,17 @@ def test_d20_fold_maps_every_character_ignorecase_pairs_with_ascii_to_that_chara
             assert fold_ascii(match) == char.lower(), (hex(code), hex(ord(match)))
 
 
+def test_d20_fold_keeps_one_character_for_one_and_word_characters_word_characters() -> None:
+    word = regex.compile(r"[\p{L}\p{N}\p{M}_]")
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        folded = fold_ascii(char)
+        assert len(folded) == 1, hex(code)
+        assert bool(word.match(char)) == bool(word.match(folded)), hex(code)
+
+
 _PIECES = st.sampled_from(
     ["kai", "Kai", "\u212aai", "\u0130van", "ivan", "i\u0307van", "ſam", "sam", "@", "_", "-", ".", "7", "é", "\t", " "]
 )
