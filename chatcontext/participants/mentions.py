@@ -101,6 +101,8 @@ def convert_mentions(
 
     Unknown ids keep their token. Text without any token is returned unchanged.
     """
+    if not may_hold_tokens(text):
+        return text
     placeholders = Placeholders(bot_name, triggerer_name or "User", triggerer_formatted_name, triggerer_address_term)
 
     def replace(match: regex.Match[str]) -> str:
@@ -120,12 +122,20 @@ def convert_mentions(
     return _TOKENS.sub(replace, text)
 
 
+def may_hold_tokens(text: str) -> bool:
+    """Every token of ``_TOKENS`` holds `<`, `{` or `://`: without them a text has none, and most
+    texts of a turn (memories, messages) have none, so the regex pass is skipped for them."""
+    return "<" in text or "{" in text or "://" in text
+
+
 def mention_ids(texts: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
     """User, channel and role ids referenced by mention tokens or permalinks in ``texts``."""
     users: set[str] = set()
     channels: set[str] = set()
     roles: set[str] = set()
     for text in texts:
+        if not may_hold_tokens(text):
+            continue
         for match in _TOKENS.finditer(text):
             if match.group("user"):
                 users.add(match.group("user"))
