@@ -212,12 +212,20 @@ def to_member_info(member: discord.Member, *, presence_intent: bool) -> MemberIn
 class DiscordTransport:
     """The live channel of one turn, read synchronously from the pipeline's worker thread."""
 
-    def __init__(self, client: discord.Client, channel: discord.abc.Messageable, trigger: discord.Message) -> None:
+    def __init__(
+        self, client: discord.Client, channel: discord.abc.Messageable, trigger: discord.Message | DiscordMessage
+    ) -> None:
+        """``trigger`` is live, or a value object when no Discord message exists (a reminder turn
+        in a channel without readable history)."""
         self._client = client
         self._channel = channel
         self._guild: discord.Guild | None = getattr(channel, "guild", None)
-        self._raw: dict[str, discord.Message] = {str(trigger.id): trigger}
-        self.messages: dict[str, DiscordMessage] = {str(trigger.id): to_discord_message(trigger)}
+        self._raw: dict[str, discord.Message] = {}
+        self.messages: dict[str, DiscordMessage] = {}
+        if isinstance(trigger, DiscordMessage):
+            self.messages[trigger.id] = trigger
+        else:
+            self._remember(trigger)
         self.members: dict[str, MemberInfo] = {}
         self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
 

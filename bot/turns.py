@@ -1,6 +1,10 @@
 """One locked turn, end to end: for each planned persona build the context, generate, deliver and
 write the prompt record (design.md "One turn, end to end").
 
+Message turns and reminder turns (``bot.reminder_turns``) run through the same ``TurnRunner``; they
+differ only in their ``TurnOutlet``: a message turn replies to its trigger, a reminder turn posts in
+its channel.
+
 The pipeline and the ORM are synchronous: they run through ``database_sync_to_async``
 (thread-sensitive, stale connections closed around each call); the transport they read bridges back
 to this event loop. Logs carry counts and failure kinds only, never message text, names or ids.
@@ -12,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import discord
 from channels.db import database_sync_to_async
@@ -25,7 +29,7 @@ from bot.turn_snapshot import capture_snapshot
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record
 from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict, LockedTurn, PersonaInfo
+from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict, LockedTurn, PersonaInfo, ReplyNoticeState
 from chatcontext.voice_cache import TranscriptCache
 
 logger = logging.getLogger(__name__)
@@ -36,35 +40,101 @@ DM_CHANNEL_NAME = "direct-message"
 EMPTY_REPLY = "provider returned an empty reply"
 
 
+class TurnOutlet(Protocol):
+    """Where the persona turns of one job speak, and what a failed turn tells the channel."""
+
+    @property
+    def channel(self) -> discord.abc.Messageable: ...
+
+    async def deliver(
+        self,
+        persona: PersonaInfo,
+        text: str,
+        *,
+        webhooks: WebhookRegistry,
+        reply_notice: ReplyNoticeState | None,
+        locale: str,
+    ) -> None:
+        """Send the reply; raises ``discord.HTTPException`` when Discord refused it."""
+
+    async def notify_failure(self, persona: PersonaInfo, *, webhooks: WebhookRegistry, locale: str) -> None:
+        """Tell the channel that no reply was generated; raises ``discord.HTTPException``."""
+
+
+@dataclass(frozen=True)
+class ReplyToTrigger:
+    """A message turn answers its trigger (native reply, or the alter's webhook)."""
+
+    trigger: discord.Message
+
+    @property
+    def channel(self) -> discord.abc.Messageable:
+        return self.trigger.channel
+
+    async def deliver(
+        self,
+        persona: PersonaInfo,
+        text: str,
+        *,
+        webhooks: WebhookRegistry,
+        reply_notice: ReplyNoticeState | None,
+        locale: str,
+    ) -> None:
+        await deliver_reply(self.trigger, persona, text, webhooks=webhooks, reply_notice=reply_notice, locale=locale)
+
+    async def notify_failure(self, persona: PersonaInfo, *, webhooks: WebhookRegistry, locale: str) -> None:
+        await send_error_notice(self.trigger, locale)
+
+
 @dataclass
 class TurnJob:
-    """A locked turn with the live Discord objects and rows it was admitted with."""
+    """A locked turn with the live Discord objects and rows it runs with.
+
+    ``locked_turn.incoming.message`` is the trigger as the pipeline reads it; ``trigger`` is the
+    same message live from Discord, or None when the trigger is synthetic (a reminder in a channel
+    without readable history). ``author`` holds the trigger author's rows, None when they have none.
+    """
 
     locked_turn: LockedTurn
-    trigger: discord.Message
+    outlet: TurnOutlet
     personas: tuple[PersonaInfo, ...]
     server: ServerState
-    author: AuthorState
+    author: AuthorState | None
+    trigger: discord.Message | None = None
+
+    @classmethod
+    def answering(
+        cls,
+        locked_turn: LockedTurn,
+        message: discord.Message,
+        personas: tuple[PersonaInfo, ...],
+        server: ServerState,
+        author: AuthorState,
+    ) -> TurnJob:
+        """The job of an admitted message: its personas reply to it."""
+        return cls(locked_turn, ReplyToTrigger(message), personas, server, author, trigger=message)
 
 
 def build_chat_turn(
     job: TurnJob, persona: PersonaInfo, index: int, *, bot_user: discord.ClientUser, now_ms: int
 ) -> ChatTurn:
-    channel = job.trigger.channel
-    author = job.trigger.author
-    member = to_member_info(author, presence_intent=False) if isinstance(author, discord.Member) else None
-    name = triggerer_naming(
-        job.server.config, persona, job.author.user_row, member, to_author(author), blacklisted=job.author.blacklisted
-    )
+    channel = job.outlet.channel
+    trigger = job.locked_turn.incoming.message
+    live_author = job.trigger.author if job.trigger is not None else None
+    member = to_member_info(live_author, presence_intent=False) if isinstance(live_author, discord.Member) else None
+    user_row = job.author.user_row if job.author else None
+    blacklisted = bool(job.author and job.author.blacklisted)
+    name = triggerer_naming(job.server.config, persona, user_row, member, trigger.author, blacklisted=blacklisted)
+    bot_author = to_author(bot_user)
     return ChatTurn(
         locked_turn=job.locked_turn,
         persona=persona,
         all_personas=job.server.personas,
         server=job.server.config,
         channel_name=getattr(channel, "name", None) or DM_CHANNEL_NAME,
-        bot_user=to_author(bot_user),
+        bot_user=bot_author,
         now_ms=now_ms,
-        user_row=job.author.user_row,
+        user_row=user_row,
         main_persona=job.server.main_persona,
         persona_index=index,
         total_personas=len(job.personas),
@@ -73,6 +143,7 @@ def build_chat_turn(
         triggerer_name=name.nickname,
         triggerer_formatted_name=name.formatted,
         triggerer_address_term=name.address_term,
+        is_self_message=trigger.author.id == bot_author.id,
     )
 
 
@@ -103,7 +174,7 @@ class TurnRunner:
     async def run_persona_turn(self, job: TurnJob, persona: PersonaInfo, index: int) -> None:
         assert self.client.user is not None
         turn = build_chat_turn(job, persona, index, bot_user=self.client.user, now_ms=self.clock())
-        transport = DiscordTransport(self.client, job.trigger.channel, job.trigger)
+        transport = DiscordTransport(self.client, job.outlet.channel, job.trigger or turn.incoming.message)
         locale = job.server.config.preferred_locale
         try:
             ctx: ChatTurnContext = await database_sync_to_async(build_turn_context)(
@@ -111,16 +182,15 @@ class TurnRunner:
             )
         except Exception:
             logger.exception("context build failed; no prompt record written")
-            await self._notify_failure(job.trigger, locale)
+            await self._notify_failure(job.outlet, persona, locale)
             return
 
         provider = self.provider_factory(job.server.provider, persona.persona_nickname)
-        result, error = await self._generate(provider, ctx, job.trigger.channel)
+        result, error = await self._generate(provider, ctx, job.outlet.channel)
         reply_text = result.text.strip() if result else ""
         if reply_text:
             try:
-                await deliver_reply(
-                    job.trigger,
+                await job.outlet.deliver(
                     ctx.current_persona,
                     reply_text,
                     webhooks=self.webhooks,
@@ -132,7 +202,7 @@ class TurnRunner:
                 logger.warning("reply delivery failed (HTTP %s)", exc.status)
         else:
             error = error or EMPTY_REPLY
-            await self._notify_failure(job.trigger, locale)
+            await self._notify_failure(job.outlet, ctx.current_persona, locale)
         await database_sync_to_async(store_prompt_record)(
             ctx,
             snapshot=await self._snapshot(turn, transport),
@@ -167,8 +237,8 @@ class TurnRunner:
             except ProviderError as exc:
                 return None, str(exc)
 
-    async def _notify_failure(self, trigger: discord.Message, locale: str) -> None:
+    async def _notify_failure(self, outlet: TurnOutlet, persona: PersonaInfo, locale: str) -> None:
         try:
-            await send_error_notice(trigger, locale)
+            await outlet.notify_failure(persona, webhooks=self.webhooks, locale=locale)
         except discord.HTTPException as exc:
             logger.warning("error notice not delivered (HTTP %s)", exc.status)

@@ -114,7 +114,7 @@ class ChatCog(commands.Cog):
             channel_id=str(message.channel.id),
             triggered_persona_ids=tuple(p.persona_id for p in admission.personas if p.persona_id is not None),
         )
-        await self.bot.planner.submit(TurnJob(locked, message, admission.personas, state, author))
+        await self.bot.planner.submit(TurnJob.answering(locked, message, admission.personas, state, author))
 
 
 async def setup(bot: PlatformBotMixin) -> None:
