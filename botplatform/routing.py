@@ -2,8 +2,10 @@
 
 from django.urls import path
 
+from bot.playground.consumers import PlaygroundChannelConsumer
 from chatcontext.consumers import ServerTurnsConsumer
 
 websocket_urlpatterns = [
     path("ws/servers/<int:server_id>/turns/", ServerTurnsConsumer.as_asgi()),
+    path("ws/playground/channels/<int:channel_id>/", PlaygroundChannelConsumer.as_asgi()),
 ]
