@@ -203,6 +203,8 @@ def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyCont
 def strip_trigger_mentions(content: str, personas: tuple[PersonaInfo, ...]) -> str:
     """BC3-11: `@trigger` (not preceded by a word character) → the bare trigger, case-insensitively,
     for every persona's trigger words (surrounding quotes stripped, case kept)."""
+    if "@" not in content:  # nothing to strip; most messages skip a regex per trigger word
+        return content
     for persona in personas:
         for raw in persona.trigger_words:
             trigger = raw.strip().strip("\"'")

@@ -201,6 +201,8 @@ _YOUTUBE_PATTERNS = tuple(
 
 def add_youtube(bag: MediaBag, content: str) -> None:
     """BC3-19: the first pattern (in order) that matches contributes exactly one video."""
+    if "youtu" not in content:  # every pattern holds it (case-sensitive): most messages skip the scan
+        return
     for pattern in _YOUTUBE_PATTERNS:
         match = pattern.search(content)
         if match:
