@@ -17,8 +17,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from django.conf import settings
-
 from bot.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.store import as_attachment
 from chatcontext.memory_transport import member_as_author
@@ -178,8 +176,9 @@ class PlaygroundTransport:
 
     @property
     def presence_intent(self) -> bool:
-        # The same switch as the bot's: presence is privileged on Discord, so off unless enabled.
-        return bool(settings.DISCORD_PRESENCE_INTENT)
+        # The members' stored presence is what the playground knows of them, and a turn snapshot
+        # replays with presence known (chatcontext.snapshot.snapshot_transport): so it is on.
+        return True
 
     def fetch_history(self, limit: int) -> list[DiscordMessage]:
         rows = list(
