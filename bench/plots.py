@@ -96,17 +96,23 @@ def plot_request_scope(results: JSONDict, out: Path) -> Path:
     left.set_ylabel("ms for all persona turns (median)")
     left.legend(fontsize=7)
     multi = [c for c in counts if c["personas"] > 1]
+    steps = (
+        ("whole turn", "whole_turn"),
+        ("participant stage", "participant_stage"),
+        ("preparation (shared)", "preparation_step"),
+    )
     xs2 = range(len(multi))
-    right.bar([x - width / 2 for x in xs2], [c["shared"]["first_persona_ms_median"] for c in multi], width,
-              color=COLORS["before"], label="first persona")  # fmt: skip
-    right.bar([x + width / 2 for x in xs2], [c["shared"]["later_persona_ms_median"] for c in multi], width,
-              color=COLORS["after"], label="each later persona")  # fmt: skip
-    for x, c in zip(xs2, multi, strict=True):
-        right.annotate(f"{c['later_over_first']:.2f}x", (x + width / 2, c["shared"]["later_persona_ms_median"]),
-                       ha="center", va="bottom", fontsize=8)  # fmt: skip
+    width2 = 0.27
+    for offset, (label, step) in zip((-width2, 0.0, width2), steps, strict=True):
+        values = [c["later_over_first"][step] for c in multi]
+        bars = right.bar([x + offset for x in xs2], values, width2, label=label)
+        for bar, value in zip(bars, values, strict=True):
+            right.annotate(f"{value:.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                           ha="center", va="bottom", fontsize=7)  # fmt: skip
+    right.axhline(0.5, color="#e53e3e", linewidth=0.8, linestyle=":", label="half of the first")
     right.set_xticks(list(xs2), [str(c["personas"]) for c in multi])
     right.set_xlabel("personas answering one locked turn")
-    right.set_ylabel("ms per persona turn (median)")
+    right.set_ylabel("later persona / first persona (median)")
     right.legend(fontsize=7)
     fig.suptitle("Participant request scope (100 messages, 200 participants, 10 memories/user)", fontsize=9)
     fig.tight_layout()

@@ -10,6 +10,10 @@ the same snapshot:
   does (the first persona computes discovery, the others hit the cache);
 - ``separate``: every persona with a scope of its own, i.e. what the turn would cost without it.
 
+Reported per persona: the whole turn, the participant stage (preparation, hydration, rendering) and
+the preparation step alone (discovery through the scope, then composition), the part the scope
+shares; ``later_over_first`` compares each for the second and later personas with the first.
+
 The snapshot has no persona-specific blocks: a persona that blocks someone sees a different history,
 so its discovery input (and cache key, C-03) differs and it computes discovery again, by design. In
 the live bot a later persona also sees the earlier personas' replies in its history when they were
@@ -24,28 +28,69 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from dataclasses import asdict, replace
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from generate import Shape, generate_snapshot, with_responders
 from harness import JSONDict, SnapshotTurn, assemble, fresh_scope, load_turn, machine, rolled_back, scratch_database
 
+from chatcontext import pipeline
+from chatcontext.participants.model import PreparedParticipantContext
 from chatcontext.participants.scope import request_scope_for
 
 COUNTS = (1, 3, 5)
+
+
+@dataclass(frozen=True)
+class Persona:
+    """One persona turn of a locked turn: the whole turn, the participant stage (preparation,
+    hydration, rendering) and the preparation step alone, in ms; and whether discovery was a hit."""
+
+    turn_ms: float
+    participants_ms: float
+    preparation_ms: float
+    cache_hit: bool
+
+
 SHAPE = Shape(messages=100, participants=200, memories_per_user=10, personas=5, blocks=False)
 
 
-def _locked_turn_run(snap: SnapshotTurn, keys: list[str], *, shared: bool) -> list[tuple[float, float, bool]]:
-    """One locked turn answered by ``keys`` in order: (wall ms, participant-stage ms, cache hit) each."""
+@contextmanager
+def _timed_preparation() -> Iterator[list[float]]:
+    """Records the wall time of each call of the pipeline's participant preparation step (discovery
+    through the request scope, then the per-persona composition), the step the scope shares."""
+    original = pipeline.prepare_participant_context
+    durations: list[float] = []
+
+    def timed(*args: Any, **kwargs: Any) -> PreparedParticipantContext:
+        started = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            durations.append((time.perf_counter() - started) * 1000)
+
+    pipeline.prepare_participant_context = timed
+    try:
+        yield durations
+    finally:
+        pipeline.prepare_participant_context = original
+
+
+def _locked_turn_run(snap: SnapshotTurn, keys: list[str], *, shared: bool) -> list[Persona]:
+    """One locked turn answered by ``keys`` in order."""
     # A new locked-turn object (so a new request scope) planned for exactly these personas.
     ids = tuple(snap.loaded.persona_ids[key] for key in keys)
     locked = replace(snap.turn.locked_turn, triggered_persona_ids=ids)
     out = []
-    for index, key in enumerate(keys):
-        turn = snap.for_persona(key, locked, index)
-        ctx, sample = assemble(snap, turn=turn, scopes=request_scope_for if shared else fresh_scope)
-        hit = bool(ctx.diagnostics["participants"].get("discovery_cache_hit"))
-        out.append((sample.wall_ms, sample.stages.get("participants_ms", 0.0), hit))
+    with _timed_preparation() as preparation:
+        for index, key in enumerate(keys):
+            turn = snap.for_persona(key, locked, index)
+            ctx, sample = assemble(snap, turn=turn, scopes=request_scope_for if shared else fresh_scope)
+            hit = bool(ctx.diagnostics["participants"].get("discovery_cache_hit"))
+            out.append(Persona(sample.wall_ms, sample.stages.get("participants_ms", 0.0), preparation[-1], hit))
     return out
 
 
@@ -53,17 +98,18 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
-def _mode(snap: SnapshotTurn, keys: list[str], *, shared: bool, repeats: int, warmup: int) -> JSONDict:
-    runs = [_locked_turn_run(snap, keys, shared=shared) for _ in range(warmup + repeats)][warmup:]
+def _summary(runs: list[list[Persona]]) -> JSONDict:
     first = [run[0] for run in runs]
     later = [persona for run in runs for persona in run[1:]]
     return {
-        "total_ms_median": _median([sum(p[0] for p in run) for run in runs]),
-        "first_persona_ms_median": _median([p[0] for p in first]),
-        "later_persona_ms_median": _median([p[0] for p in later]),
-        "first_persona_participants_ms_median": _median([p[1] for p in first]),
-        "later_persona_participants_ms_median": _median([p[1] for p in later]),
-        "discovery_runs_per_locked_turn": statistics.mean(sum(1 for p in run if not p[2]) for run in runs),
+        "total_ms_median": _median([sum(p.turn_ms for p in run) for run in runs]),
+        "first_persona_ms_median": _median([p.turn_ms for p in first]),
+        "later_persona_ms_median": _median([p.turn_ms for p in later]),
+        "first_persona_participants_ms_median": _median([p.participants_ms for p in first]),
+        "later_persona_participants_ms_median": _median([p.participants_ms for p in later]),
+        "first_persona_preparation_ms_median": _median([p.preparation_ms for p in first]),
+        "later_persona_preparation_ms_median": _median([p.preparation_ms for p in later]),
+        "discovery_runs_per_locked_turn": statistics.mean(sum(1 for p in run if not p.cache_hit) for run in runs),
     }
 
 
@@ -71,7 +117,7 @@ def measure_request_scope(
     shape: Shape = SHAPE, counts: tuple[int, ...] = COUNTS, repeats: int = 9, warmup: int = 1
 ) -> JSONDict:
     """For each persona count: both modes, the time the scope saves, and the cost of a later persona
-    relative to the first (whole turn and participant stage)."""
+    relative to the first (whole turn, participant stage, preparation step)."""
     doc = with_responders(generate_snapshot(shape), max(counts))
     results = []
     with rolled_back():
@@ -79,19 +125,27 @@ def measure_request_scope(
         keys = [p["key"] for p in doc["personas"]]
         for count in counts:
             responders = keys[:count]
-            shared = _mode(snap, responders, shared=True, repeats=repeats, warmup=warmup)
-            separate = _mode(snap, responders, shared=False, repeats=repeats, warmup=warmup)
+            # The modes alternate, so a change in the machine's load weighs on both alike.
+            runs: dict[bool, list[list[Persona]]] = {True: [], False: []}
+            for repeat in range(warmup + repeats):
+                for mode in (True, False):
+                    run = _locked_turn_run(snap, responders, shared=mode)
+                    if repeat >= warmup:
+                        runs[mode].append(run)
+            shared, separate = _summary(runs[True]), _summary(runs[False])
             entry: JSONDict = {"personas": count, "shared": shared, "separate": separate}
             if shared["total_ms_median"] is not None and separate["total_ms_median"] is not None:
                 entry["saved_ms"] = round(separate["total_ms_median"] - shared["total_ms_median"], 3)
                 entry["saved_percent"] = round(100 * entry["saved_ms"] / separate["total_ms_median"], 1)
             if count > 1:
-                entry["later_over_first"] = round(
-                    shared["later_persona_ms_median"] / shared["first_persona_ms_median"], 3
-                )
-                entry["later_over_first_participants"] = round(
-                    shared["later_persona_participants_ms_median"] / shared["first_persona_participants_ms_median"], 3
-                )
+                entry["later_over_first"] = {
+                    step: round(shared[f"later_persona_{key}median"] / shared[f"first_persona_{key}median"], 3)
+                    for step, key in (
+                        ("whole_turn", "ms_"),
+                        ("participant_stage", "participants_ms_"),
+                        ("preparation_step", "preparation_ms_"),
+                    )
+                }
             results.append(entry)
     return {"shape": asdict(shape), "repeats": repeats, "counts": results}
 

@@ -220,11 +220,16 @@ def acceptance(results: JSONDict) -> JSONDict:
         }
     scope = results.get("request_scope")
     if scope:
-        ratios = {str(c["personas"]): c.get("later_over_first") for c in scope["counts"] if c["personas"] > 1}
+        ratios = {str(c["personas"]): c["later_over_first"] for c in scope["counts"] if c["personas"] > 1}
         checks["later_personas_at_most_half"] = {
             "later_over_first": ratios,
             "target": LATER_PERSONA_TARGET,
-            "met": all(r is not None and r <= LATER_PERSONA_TARGET for r in ratios.values()),
+            "met_by_step": {
+                step: all(r[step] <= LATER_PERSONA_TARGET for r in ratios.values())
+                for step in ("preparation_step", "participant_stage", "whole_turn")
+            },
+            "note": "The request scope shares the preparation step (discovery). History, hydration (memories of "
+            "each persona's lineage), rendering and tail directives run for every persona (BC1-02).",
         }
     return checks
 
@@ -254,7 +259,9 @@ def before_after(results: JSONDict) -> JSONDict | None:
         }
         scope = run.get("request_scope")
         if scope:
-            out["later_over_first"] = {str(c["personas"]): c.get("later_over_first") for c in scope["counts"]}
+            out["later_over_first"] = {
+                str(c["personas"]): c["later_over_first"] for c in scope["counts"] if "later_over_first" in c
+            }
         return out
 
     return {
