@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core import signals
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection
 
@@ -16,7 +18,19 @@ schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)
 
 @pytest.fixture
 def api_world(world):  # type: ignore[no-untyped-def]
-    return world
+    """The world, with the database connection kept open across the WSGI calls.
+
+    Schemathesis calls the WSGI app directly, so Django's request signals close the connection
+    after every request (CONN_MAX_AGE=0) — inside the test transaction that ends the test's
+    database session on PostgreSQL. Django's own test client detaches the same handler.
+    """
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield world
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
 
 
 @schema.parametrize()
