@@ -4,6 +4,7 @@ A per-channel asyncio lock serialises the turns of a channel. A trigger that arr
 of its channel runs is queued behind it and marked ``is_from_queue`` (build-context.md §9 BC9-04:
 its persona turns get a ``reply_notice_state`` and a queued-reply directive). The holder of the
 lock drains the queue in arrival order, so replies come out in the order the triggers came in.
+Reminder turns (``bot.reminder_turns``) take the same lock and queue.
 
 Locks live in this process only: every message of a guild arrives on that guild's shard, and a
 shard belongs to exactly one bot process.
@@ -72,7 +73,9 @@ class TurnPlanner(Generic[J]):
             if len(state.queue) >= self.max_queue:
                 logger.warning("channel queue full (%d); trigger dropped", self.max_queue)
                 return False
-            turn.incoming.is_from_queue = True
+            # BC9-04/BC8-08 point a queued reply at the message that waited; a reminder turn
+            # answers no message (its trigger only anchors the channel), so it is never marked.
+            turn.incoming.is_from_queue = turn.incoming.reminder_data is None
             turn.queue_depth = len(state.queue) + 1
             state.queue.append(job)
             return True

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.planner import TurnPlanner
-from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn
+from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn, ReminderData
 
 
 @dataclass
@@ -14,9 +14,9 @@ class Job:
     locked_turn: LockedTurn
 
 
-def locked(message_id: str, channel_id: str = "42") -> Job:
+def locked(message_id: str, channel_id: str = "42", reminder: ReminderData | None = None) -> Job:
     message = DiscordMessage(id=message_id, channel_id=channel_id, author=Author(id="111"), created_timestamp=0)
-    return Job(LockedTurn(incoming=ChatIncoming(message=message), channel_id=channel_id))
+    return Job(LockedTurn(incoming=ChatIncoming(message=message, reminder_data=reminder), channel_id=channel_id))
 
 
 class Recorder:
@@ -79,3 +79,18 @@ async def test_a_failing_turn_does_not_stop_the_queue_and_a_full_queue_drops():
     await first
 
     assert [m for m, _, _ in recorder.started] == ["boom", "2"]
+
+
+async def test_bc9_04_a_queued_reminder_turn_waits_its_turn_but_is_not_a_queued_reply():
+    recorder = Recorder()
+    recorder.gates["1"] = asyncio.Event()
+    planner = TurnPlanner(recorder.run, clock=lambda: 0)
+
+    first = asyncio.create_task(planner.submit(locked("1")))
+    await asyncio.sleep(0)
+    assert await planner.submit(locked("2", reminder=ReminderData("water the plants", self_reminder=True))) is True
+    assert recorder.started == [("1", False, 0)]
+    recorder.gates["1"].set()
+    await first
+
+    assert recorder.started == [("1", False, 0), ("2", False, 1)]
