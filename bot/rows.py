@@ -65,12 +65,23 @@ def load_server_state(
 def load_author_state(server_id: int, author: Author, now_ms: int) -> AuthorState:
     """Register the author on first contact; read their blacklist entry and active mute/block rows."""
     user = actions.register_user(author.id, username=author.username, global_name=author.global_name)
+    return _author_state(server_id, repository.user_row(user), now_ms)
+
+
+def read_author_state(server_id: int, author_id: str, now_ms: int) -> AuthorState | None:
+    """The rows of a trigger author who did not ask for the turn (a reminder turn anchored on the
+    channel's latest message): read only, never registered; None when they have no row."""
+    row = repository.load_user_rows([author_id]).get(author_id)
+    return _author_state(server_id, row, now_ms) if row is not None else None
+
+
+def _author_state(server_id: int, row: UserRow, now_ms: int) -> AuthorState:
     muted = m.PersonaUserBlock.objects.filter(
-        server_id=server_id, user_disc_id=author.id, expires_at__gt=repository.ms_to_datetime(now_ms)
+        server_id=server_id, user_disc_id=row.user_disc_id, expires_at__gt=repository.ms_to_datetime(now_ms)
     ).values_list("persona_id", flat=True)
     return AuthorState(
-        user_row=repository.user_row(user),
-        blacklisted=bool(repository.load_blacklisted(server_id, [author.id])),
+        user_row=row,
+        blacklisted=bool(repository.load_blacklisted(server_id, [row.user_disc_id])),
         muted_persona_ids=frozenset(muted),
     )
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from chatcontext import snapshot as snapshot_format
 from chatcontext.models import VoiceTranscript
+from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
 from chatcontext.types import (
     Attachment,
@@ -319,5 +320,17 @@ def capture_snapshot(
             "is_from_queue": turn.incoming.is_from_queue,
             "is_stop_response": bool(turn.incoming.is_stop_response),
             "co_responder_keys": [persona_key(pid) for pid in responders],
+            "reminder": reminder_json(turn),
         },
     }
+
+
+def reminder_json(turn: ChatTurn) -> JSONDict | None:
+    """``turn.reminder`` of a reminder turn (BC7-01): a self-task targets the bot's own id, as the
+    Reminder row does. The format has no lateness field, so a replay omits the overdue line."""
+    incoming = turn.incoming
+    data = incoming.reminder_data
+    if data is None or not reminder_applies(incoming):
+        return None
+    target = turn.bot_user.id if data.self_reminder else incoming.reminder_recipient_id
+    return {"purpose": data.reminder_purpose, "user_disc_id": target}

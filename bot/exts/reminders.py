@@ -1,13 +1,11 @@
 """Reminder occurrences from the Celery dispatcher, received over the Channels layer group
 ``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``).
 
-Every bot process joins the group; each posts only the occurrences whose channel it serves (its
-shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. A human reminder
-is posted by its persona (the main persona when unassigned), mentioning its target. A failure is
-reported back so the occurrence is retried or marked failed (``report_delivery_failure``).
-
-[DES] Persona self-tasks (``kind = self_task``) are acknowledged with a short notice by the persona
-rather than a full generated turn: a turn needs a trigger message to answer, and a self-task has none.
+Every bot process joins the group; each handles only the occurrences whose channel it serves (its
+shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. An occurrence
+becomes a persona turn in its channel, queued behind that channel's other turns
+(``bot.reminder_turns``). A failure is reported back so the occurrence is retried or marked failed
+(``report_delivery_failure``).
 """
 
 from __future__ import annotations
@@ -19,19 +17,15 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import discord
-from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from discord.ext import commands
 
-from bot.delivery import localized, send_as_persona
-from bot.rows import load_server_state
-from chatcontext.config import StageConfig
+from bot.reminder_turns import reminder_job, report_failure
 from personas.reminders_service import (
     REMINDER_MESSAGE_TYPE,
     REMINDERS_GROUP,
     DueReminder,
     ReminderKind,
-    report_delivery_failure,
 )
 
 if TYPE_CHECKING:
@@ -39,16 +33,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-REMINDER_TEXTS = {
-    "en-US": "⏰ <@{target}> Reminder: {purpose}",
-    "en-GB": "⏰ <@{target}> Reminder: {purpose}",
-    "ja": "⏰ <@{target}> リマインダー: {purpose}",
-}
-TASK_TEXTS = {
-    "en-US": "⏰ Task due: {purpose}",
-    "en-GB": "⏰ Task due: {purpose}",
-    "ja": "⏰ タスクの時間です: {purpose}",
-}
 _DUE_FIELDS = {f.name for f in fields(DueReminder)}
 
 
@@ -114,40 +98,21 @@ class RemindersCog(commands.Cog):
         return None
 
     async def fire(self, due: DueReminder) -> None:
+        bot_user = self.bot.user
+        if bot_user is None:
+            return
         try:
             channel = await self.destination(due)
+            if channel is None:
+                return
+            job = await reminder_job(due, channel, bot_user=bot_user, now_ms=self.bot.clock())
         except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:
-            await self.report(due, channel_gone=True, reason=type(exc).__name__)
+            await report_failure(due, channel_gone=True, reason=type(exc).__name__)
             return
-        if channel is None:
-            return
-        guild = getattr(channel, "guild", None)
-        state = await database_sync_to_async(load_server_state)(
-            due.server_disc_id,
-            name=guild.name if guild else "Direct messages",
-            is_dm=guild is None,
-            locale=str(guild.preferred_locale) if guild else None,
-            default_persona=StageConfig.from_env().default_botname,
-        )
-        persona = next((p for p in state.personas if p.persona_id == due.persona_id), state.main_persona)
-        if persona is None:
-            await self.report(due, channel_gone=False, reason="no persona")
-            return
-        locale = state.config.preferred_locale
-        catalog = TASK_TEXTS if due.kind == ReminderKind.SELF_TASK else REMINDER_TEXTS
-        text = localized(catalog, locale).format(target=due.target_user_id, purpose=due.purpose)
-        try:
-            await send_as_persona(channel, persona, text, webhooks=self.bot.webhooks)
-        except discord.Forbidden:
-            await self.report(due, channel_gone=True, reason="Forbidden")
-        except discord.HTTPException as exc:
-            await self.report(due, channel_gone=False, reason=f"HTTP {exc.status}")
-
-    async def report(self, due: DueReminder, *, channel_gone: bool, reason: str) -> None:
-        logger.warning("reminder not delivered (%s)", reason)
-        await database_sync_to_async(report_delivery_failure)(
-            due.reminder_id, scheduled_at_ms=due.scheduled_at_ms, channel_gone=channel_gone, reason=reason
-        )
+        if job is None:
+            await report_failure(due, channel_gone=False, reason="no persona")
+        elif not await self.bot.planner.submit(job):
+            await report_failure(due, channel_gone=False, reason="channel queue full")
 
 
 async def setup(bot: PlatformBotMixin) -> None:

@@ -32,10 +32,12 @@ async def llm_server():
 @pytest.fixture
 def newest_first_history(monkeypatch):
     """Discord returns channel history newest first; dpytest returns it oldest first. Reversed here
-    so the bot sees what Discord would send."""
+    so the bot sees what Discord would send (and an empty channel reads as empty)."""
     original = backend.FakeHttp.logs_from
 
     async def logs_from(self, channel_id, limit, before=None, after=None, around=None):  # type: ignore[no-untyped-def]
+        # dpytest has no history list for a channel nobody wrote in yet; Discord sends an empty page.
+        backend._cur_config.messages.setdefault(channel_id, [])
         data = await original(self, channel_id, limit, before=before, after=after, around=around)
         return data if after is not None or around is not None else list(reversed(data))
 

@@ -1,49 +1,85 @@
-"""Reminder occurrences received over the Channels layer group "bot.reminders" (in-memory layer)."""
+"""Reminder occurrences received over the Channels layer group "bot.reminders" (in-memory layer) run
+as persona turns (issue 7; build-context.md BC7-01/BC7-02): the same path as a message turn,
+through the reminders cog, the planner lock, the pipeline, the provider, delivery and the record."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
+from types import SimpleNamespace
 
+import discord
 import discord.ext.test as dpytest
 import pytest
 from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
+from bot.providers import GenerationResult, ProviderError
+from bot.reminder_turns import ensure_ping, reminder_lateness
+from chatcontext.models import PromptRecord
+from chatcontext.replay import replay_snapshot
+from chatcontext.serialize import turn_output
+from chatcontext.snapshot import validate_snapshot
+from chatcontext.types import ContextItem
 from personas import models as m
 from personas.reminders_service import REMINDERS_GROUP, DueReminder, ReminderKind
 from tests.bot.fakes import run_db, setup_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+SELF_TASK_LINE = (
+    "[System: A task reminder you set for yourself has triggered. "
+    'Task: "water the plants". Please execute this task now.]'
+)
 
-def fired_reminder(guild_id: int, channel_id: int, target: str, persona_nickname: str | None) -> DueReminder:
+
+def create_fired(
+    guild_id: int,
+    channel_id: int,
+    target: str,
+    *,
+    persona_nickname: str | None = None,
+    kind: ReminderKind = ReminderKind.HUMAN,
+    purpose: str = "stretch your legs",
+    late: timedelta = timedelta(minutes=1),
+) -> DueReminder:
+    """A reminder row as the dispatcher leaves it after claiming it, and the occurrence it sends."""
     server = m.Server.objects.get(server_disc_id=str(guild_id))
     persona = m.Persona.objects.get(server=server, persona_nickname=persona_nickname) if persona_nickname else None
-    due_at = timezone.now() - timedelta(minutes=1)
+    due_at = timezone.now() - late
     reminder = m.Reminder.objects.create(
         server=server,
         channel_disc_id=str(channel_id),
         user_discord_id=target,
-        reminder_purpose="stretch your legs",
+        reminder_purpose=purpose,
         reminder_time=due_at,
         persona=persona,
+        self_reminder=kind == ReminderKind.SELF_TASK,
         status=m.Reminder.Status.FIRED,
     )
     at_ms = int(due_at.timestamp() * 1000)
     return DueReminder(
         reminder_id=reminder.reminder_id,
-        kind=ReminderKind.HUMAN,
+        kind=kind,
         server_disc_id=server.server_disc_id,
         channel_disc_id=str(channel_id),
         target_user_id=target,
-        purpose=reminder.reminder_purpose,
+        purpose=purpose,
         persona_id=reminder.persona_id,
         scheduled_at_ms=at_ms,
-        fired_at_ms=at_ms + 60_000,
+        fired_at_ms=at_ms + int(late.total_seconds() * 1000),
     )
+
+
+async def fire(harness, **kwargs) -> DueReminder:  # type: ignore[no-untyped-def]
+    """Create the occurrence and hand it to the bot over the layer, as the Celery dispatcher does."""
+    kwargs.setdefault("channel_id", harness.channel.id)
+    due = await run_db(create_fired, harness.guild.id, kwargs.pop("channel_id"), kwargs.pop("target"), **kwargs)
+    await get_channel_layer().group_send(REMINDERS_GROUP, due.as_message())
+    return due
 
 
 async def until(condition, attempts: int = 3000) -> None:  # type: ignore[no-untyped-def]
@@ -56,61 +92,302 @@ async def until(condition, attempts: int = 3000) -> None:  # type: ignore[no-unt
     raise AssertionError("condition not reached")
 
 
-async def test_a_due_reminder_is_posted_by_the_main_persona_mentioning_its_target(harness):
+async def one_record() -> PromptRecord:
+    async def written() -> bool:
+        return await PromptRecord.objects.aexists()
+
+    await until(written)
+    return await PromptRecord.objects.aget()
+
+
+async def status_of(due: DueReminder) -> m.Reminder:
+    return await m.Reminder.objects.aget(pk=due.reminder_id)
+
+
+def sent_messages() -> list[discord.Message]:
+    messages = []
+    while not dpytest.sent_queue.empty():
+        messages.append(dpytest.get_message())
+    return messages
+
+
+def prompt_text(items: Sequence[ContextItem]) -> str:
+    return "\n".join(item.text for item in items)
+
+
+@pytest.fixture
+def replies(monkeypatch) -> list[int]:
+    """Ids of the messages the bot replied to (dpytest drops message references on sends)."""
+    replied_to: list[int] = []
+    original = discord.Message.reply
+
+    async def spy(self: discord.Message, *args, **kwargs):  # type: ignore[no-untyped-def]
+        replied_to.append(self.id)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(discord.Message, "reply", spy)
+    return replied_to
+
+
+class FixedProvider:
+    name, model_name = "fixed", "fixed"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        return GenerationResult(self.text)
+
+
+class FailingProvider:
+    name, model_name = "failing", "failing"
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+        raise ProviderError("provider returned HTTP 500")
+
+
+def http_error(cls: type[discord.HTTPException], status: int) -> discord.HTTPException:
+    return cls(SimpleNamespace(status=status, reason="refused"), "refused")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# Persona self-tasks
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_bc7_01_a_due_self_task_runs_a_generated_persona_turn_in_its_channel(harness, replies):
     await run_db(setup_server, harness.guild)
-    ann = str(harness.member(0).id)
-    due = await run_db(fired_reminder, harness.guild.id, harness.channel.id, ann, None)
+    latest = await dpytest.message("the plants on the sill look dry", member=harness.member(0))
+    bot_id = str(harness.bot.user.id)
 
-    await get_channel_layer().group_send(REMINDERS_GROUP, due.as_message())
+    due = await fire(
+        harness, target=bot_id, kind=ReminderKind.SELF_TASK, purpose="water the plants", late=timedelta(minutes=5)
+    )
+    record = await one_record()
 
-    async def posted() -> bool:
-        return not dpytest.sent_queue.empty()
+    [reply] = sent_messages()
+    assert reply.author.id == harness.bot.user.id and reply.channel.id == harness.channel.id
+    assert reply.content.startswith("[echo] Tomori: I read")
+    assert replies == []  # posted in the channel, not as a reply to the latest message
+    [prompt] = harness.prompts
+    tail = prompt_text(prompt[-3:])
+    assert SELF_TASK_LINE in tail
+    assert "[System: This task is 5 minutes overdue.]" in tail
+    assert "the plants on the sill look dry" in prompt_text(prompt)  # the channel's history is read
+    assert record.source == "bot" and record.error == "" and record.reply_text == reply.content
+    assert record.persona_nickname == "Tomori"
+    assert record.trigger_message_disc_id == str(latest.id)
+    doc = validate_snapshot(record.snapshot)
+    assert doc["turn"]["reminder"] == {"purpose": "water the plants", "user_disc_id": bot_id}
+    assert (await status_of(due)).status == m.Reminder.Status.FIRED
 
-    await until(posted)
-    assert dpytest.get_message().content == f"⏰ <@{ann}> Reminder: stretch your legs"
-    status = await m.Reminder.objects.filter(pk=due.reminder_id).values_list("status", flat=True).aget()
-    assert status == m.Reminder.Status.FIRED
 
-
-async def test_an_alters_reminder_goes_through_the_webhook(harness):
+@pytest.mark.parametrize("harness", [{"presences": True}], indirect=True)
+@pytest.mark.django_db(transaction=True, databases=["default", "replay"])
+async def test_bc7_01_an_alters_self_task_in_an_empty_channel_speaks_through_the_webhook_and_replays(harness):
     await run_db(setup_server, harness.guild)
-    ann = str(harness.member(0).id)
-    due = await run_db(fired_reminder, harness.guild.id, harness.channel.id, ann, "Ellen")
+    bot_id = str(harness.bot.user.id)
 
-    await get_channel_layer().group_send(REMINDERS_GROUP, due.as_message())
+    # Fired within a minute of its time: on time, so no lateness line (the snapshot cannot carry one).
+    await fire(
+        harness,
+        target=bot_id,
+        persona_nickname="Ellen",
+        kind=ReminderKind.SELF_TASK,
+        purpose="water the plants",
+        late=timedelta(seconds=10),
+    )
+    record = await one_record()
 
-    async def sent() -> bool:
-        hook = harness.webhooks.hooks.get(harness.channel.id)
-        return bool(hook and hook.sends)
-
-    await until(sent)
+    assert sent_messages() == []
     [send] = harness.webhooks.hooks[harness.channel.id].sends
-    assert send.username == "Ellen" and f"<@{ann}>" in send.content
+    assert send.username == "Ellen" and send.content.startswith("[echo] Ellen: I read")
+    [prompt] = harness.prompts
+    assert SELF_TASK_LINE in prompt_text(prompt[-3:])
+    assert "overdue" not in prompt_text(prompt)
+    # No history to anchor on: the trigger is a synthetic bot-authored message in the channel.
+    doc = validate_snapshot(record.snapshot)
+    [trigger] = [msg for msg in doc["messages"] if msg["id"] == record.trigger_message_disc_id]
+    assert trigger["author"]["id"] == bot_id and trigger["channel_id"] == str(harness.channel.id)
+    assert record.persona_nickname == "Ellen" and record.reply_text == send.content
+
+    replayed = turn_output(await run_db(replay_snapshot, doc))
+    assert [i["text"] for i in replayed["context_items"]] == [i["text"] for i in record.context_items]
 
 
-async def test_a_reminder_for_a_deleted_channel_is_reported_and_marked_failed(harness):
+async def test_p01_a_self_task_anchored_on_a_privacy_full_users_message_never_shows_their_text(harness):
+    rei = harness.member(2)
+    await run_db(setup_server, harness.guild, full_privacy=[rei])
+    await dpytest.message("my new address is 4 Harbor Lane", member=rei)
+
+    await fire(harness, target=str(harness.bot.user.id), kind=ReminderKind.SELF_TASK, purpose="water the plants")
+    record = await one_record()
+
+    [prompt] = harness.prompts
+    assert SELF_TASK_LINE in prompt_text(prompt)
+    assert "Harbor Lane" not in prompt_text(prompt)
+    assert "Harbor Lane" not in str(record.context_items) + str(record.simplified_messages) + record.reply_text
+
+
+@pytest.mark.parametrize("kind", [ReminderKind.SELF_TASK, ReminderKind.HUMAN])
+async def test_a_reminder_whose_channel_is_gone_is_reported_and_marked_failed(harness, kind):
     await run_db(setup_server, harness.guild)
-    due = await run_db(fired_reminder, harness.guild.id, factories.make_id(), str(harness.member(0).id), None)
+    target = str(harness.bot.user.id if kind == ReminderKind.SELF_TASK else harness.member(0).id)
 
-    await get_channel_layer().group_send(REMINDERS_GROUP, due.as_message())
+    due = await fire(harness, target=target, kind=kind, channel_id=factories.make_id())
 
     async def failed() -> bool:
-        row = await m.Reminder.objects.aget(pk=due.reminder_id)
-        return row.status == m.Reminder.Status.FAILED
+        return (await status_of(due)).status == m.Reminder.Status.FAILED
 
     await until(failed)
-    row = await m.Reminder.objects.aget(pk=due.reminder_id)
-    assert row.last_error.startswith("channel gone")
-    assert dpytest.sent_queue.empty()
+    assert (await status_of(due)).last_error.startswith("channel gone")
+    assert dpytest.sent_queue.empty() and harness.prompts == []
+    assert not await PromptRecord.objects.aexists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Human reminders
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_bc7_01_a_human_reminder_is_a_persona_turn_whose_reply_mentions_the_user(harness, replies):
+    await run_db(setup_server, harness.guild)
+    ann = str(harness.member(0).id)
+    await dpytest.message("back from lunch", member=harness.member(1))
+
+    await fire(harness, target=ann, late=timedelta(minutes=3))
+    record = await one_record()
+
+    [reply] = sent_messages()
+    assert reply.content.startswith(("[echo] Tomori: I read", f"<@{ann}> [echo] Tomori: I read"))
+    assert f"<@{ann}>" in reply.content and replies == []
+    [prompt] = harness.prompts
+    tail = prompt_text(prompt[-3:])
+    assert 'Reminder: "stretch your legs". Focus on reminding and pinging' in tail
+    assert "[System: You are also 3 minutes late in reminding the user.]" in tail
+    doc = validate_snapshot(record.snapshot)
+    assert doc["turn"]["reminder"] == {"purpose": "stretch your legs", "user_disc_id": ann}
+    assert record.source == "bot" and record.error == ""
+
+
+async def test_bc7_01_a_generated_reminder_without_a_mention_still_pings_the_user(harness):
+    await run_db(setup_server, harness.guild)
+    ann = str(harness.member(0).id)
+    harness.bot.runner.provider_factory = lambda config, name: FixedProvider("Time to stretch those legs, Ann!")
+
+    await fire(harness, target=ann)
+    await one_record()
+
+    [reply] = sent_messages()
+    assert reply.content == f"<@{ann}> Time to stretch those legs, Ann!"
+
+
+async def test_an_alters_human_reminder_goes_through_the_webhook(harness):
+    await run_db(setup_server, harness.guild)
+    ann = str(harness.member(0).id)
+
+    await fire(harness, target=ann, persona_nickname="Ellen")
+    record = await one_record()
+
+    [send] = harness.webhooks.hooks[harness.channel.id].sends
+    assert send.username == "Ellen" and f"<@{ann}>" in send.content
+    assert send.content.removeprefix(f"<@{ann}> ").startswith("[echo] Ellen: I read")
+    assert record.persona_nickname == "Ellen"
+
+
+@pytest.mark.parametrize(
+    ("kind", "notice"),
+    [
+        (ReminderKind.HUMAN, "⏰ <@{ann}> Reminder: stretch your legs"),
+        (ReminderKind.SELF_TASK, "⏰ Task due: stretch your legs"),
+    ],
+)
+async def test_when_generation_fails_the_plain_reminder_notice_is_posted(harness, kind, notice):
+    await run_db(setup_server, harness.guild)
+    ann = str(harness.member(0).id)
+    harness.bot.runner.provider_factory = lambda config, name: FailingProvider()
+
+    due = await fire(harness, target=ann if kind == ReminderKind.HUMAN else str(harness.bot.user.id), kind=kind)
+    record = await one_record()
+
+    [posted] = sent_messages()
+    assert posted.content == notice.format(ann=ann)
+    assert record.error == "provider returned HTTP 500" and record.reply_text == ""
+    assert (await status_of(due)).status == m.Reminder.Status.FIRED
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (http_error(discord.Forbidden, 403), m.Reminder.Status.FAILED),
+        (http_error(discord.HTTPException, 500), m.Reminder.Status.PENDING),
+    ],
+)
+async def test_a_refused_post_is_reported_back_gone_channels_fail_others_retry(harness, monkeypatch, error, status):
+    await run_db(setup_server, harness.guild)
+
+    async def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise error
+
+    monkeypatch.setattr("bot.reminder_turns.send_as_persona", refuse)
+    due = await fire(harness, target=str(harness.member(0).id))
+    record = await one_record()
+
+    async def settled() -> bool:
+        return (await status_of(due)).status == status
+
+    await until(settled)
+    row = await status_of(due)
+    assert record.error == f"delivery failed (HTTP {error.status})"
+    assert (row.next_attempt_at is not None) == (status == m.Reminder.Status.PENDING)
 
 
 async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(harness):
     await run_db(setup_server, harness.guild)
-    due = await run_db(fired_reminder, harness.guild.id, harness.channel.id, str(harness.member(0).id), None)
+    due = await run_db(create_fired, harness.guild.id, harness.channel.id, str(harness.member(0).id))
     elsewhere = replace(due, server_disc_id=str(factories.make_id()))
 
     await harness.bot.get_cog("RemindersCog").fire(elsewhere)
 
-    assert dpytest.sent_queue.empty()
-    status = await m.Reminder.objects.filter(pk=due.reminder_id).values_list("status", flat=True).aget()
-    assert status == m.Reminder.Status.FIRED
+    assert dpytest.sent_queue.empty() and harness.prompts == []
+    assert (await status_of(due)).status == m.Reminder.Status.FIRED
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("late_ms", "expected"),
+    [
+        (0, None),
+        (59_999, None),
+        (-5_000, None),
+        (5 * 60_000 + 12_345, "5 minutes"),
+        (60_000, "1 minute"),
+        ((2 * 60 + 5) * 60_000 + 59_000, "2 hours, 5 minutes"),
+        (26 * 3_600_000, "1 day, 2 hours"),
+    ],
+)
+def test_bc7_01_lateness_is_whole_minutes_and_nothing_under_a_minute(late_ms, expected):
+    assert reminder_lateness(1_000_000, 1_000_000 + late_ms) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hey <@42>, stretch!", "hey <@42>, stretch!"),
+        ("hey <@!42>, stretch!", "hey <@!42>, stretch!"),
+        ("hey @{<@42>}, stretch!", "hey <@42>, stretch!"),
+        ("hey @{42}, stretch!", "hey <@42>, stretch!"),
+        ("time to stretch!", "<@42> time to stretch!"),
+        ("hey <@420>, stretch!", "<@42> hey <@420>, stretch!"),
+    ],
+)
+def test_bc7_01_a_human_reminders_reply_pings_its_recipient(text, expected):
+    assert ensure_ping(text, "42") == expected
+
+
+def test_bc7_01_matrix_recipients_are_left_as_written():
+    assert ensure_ping("hey @al, stretch!", "@al:mx.org") == "hey @al, stretch!"
