@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.fields import BooleanField
+from django.dispatch import Signal
 
 from chatcontext.models import PromptRecord, VoiceTranscript
 from personas.models import (
@@ -33,6 +34,11 @@ from personas.models import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+
+# Sent inside ``forget_user``'s transaction with ``user_disc_id``: an app that keeps people's messages
+# in tables of its own (the playground's channels, bot.playground) deletes them there and returns
+# how many messages it removed.
+user_forgotten = Signal()
 
 
 class ActionError(ValueError):
@@ -216,6 +222,7 @@ class ForgetResult:
     reminders: int = 0
     voice_transcripts: int = 0
     prompt_records: int = 0
+    channel_messages: int = 0
     member_snapshots: int = 0
     stat_counters: int = 0
     profile_cleared: bool = False
@@ -302,8 +309,9 @@ def forget_user(user_disc_id: str) -> ForgetResult:
 
     Removed: personal memories, server memories they created, naming preferences, reminders that
     target them or that they created, their member snapshots and activity counters, every prompt
-    record that lists them in ``subject_user_ids``, and the voice transcripts of messages those
-    records show they authored. Their profile text (nickname, pronouns, appearance, ...) is cleared.
+    record that lists them in ``subject_user_ids``, the voice transcripts of messages those
+    records show they authored, and their messages in the platform's own channels (the
+    ``user_forgotten`` receivers). Their profile text (nickname, pronouns, appearance, ...) is cleared.
 
     Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
     MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
@@ -338,6 +346,8 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
         counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
         counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
+        counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
     return ForgetResult(**counts)
 
 

@@ -62,3 +62,7 @@ def make_demo() -> Demo:
 @pytest.fixture
 def demo(db: None, offline_llm: Any, uploads_dir: Path) -> Demo:
     return make_demo()
+
+
+# The speech fixtures of the background tests: espeak-ng speech files and the one Whisper model.
+from tests.background.conftest import speech_files, transcriber  # noqa: E402, F401
