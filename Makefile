@@ -18,13 +18,19 @@ $(STAMP): requirements.lock
 
 venv: $(STAMP)
 
-# espeak-ng (speech for the STT tests) and sox come from Debian; skipped when present or not root.
+# espeak-ng (speech for the STT tests) and chromium (the playground's browser test) come from Debian;
+# skipped when present or not root.
 system-deps:
 	@command -v espeak-ng >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing espeak-ng (Debian package)"; \
 	    (apt-get install -y -qq espeak-ng >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq espeak-ng >/dev/null)); \
 	  else echo "espeak-ng missing: install it to run the speech-to-text tests"; fi; }
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium (Debian package)"; \
+	    (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)); \
+	  else echo "chromium missing: install it to run the playground's browser test"; fi; }
 
 # The links printed by ensure_admin and serve point at this server unless PUBLIC_BASE_URL says otherwise.
 run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(HOST):$(PORT))

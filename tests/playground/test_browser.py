@@ -1,0 +1,125 @@
+"""The playground in a real browser (issue 8 acceptance): Debian's Chromium, headless, driven by
+playwright-core from Node (tests/playground/browser/playground.mjs), against ``manage.py serve`` (HTTP
+and websockets) on a fresh SQLite database with the demo server loaded, as ``make run`` serves it.
+
+The script logs in to the admin, opens the playground, picks the demo server, creates a channel,
+speaks as Mina (MINIMAL) mentioning the persona, watches the reply stream in and the prompt panel
+show Mina's profile block, speaks as Rei (FULL: not answered), speaks as Mina again and checks that
+Rei's words are in the conversation but not in the new prompt. The screenshot lands in
+artifacts/playground.png (git-ignored; CI keeps it as an artifact).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.foundation.test_serve_live import _free_port, _get
+from tests.playground.conftest import MINA, REI
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+BROWSER_DIR = Path(__file__).resolve().parent / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOT = ROOT / "artifacts" / "playground.png"
+START_TIMEOUT_S = 90
+SCRIPT_TIMEOUT_S = 300
+USERNAME, PASSWORD = "playground-admin", "pw-playground-browser"
+
+
+def server_env(var_dir: Path) -> dict[str, str]:
+    """A fresh SQLite database, no Redis (in-memory channel layer), no bot and no LLM provider."""
+    dropped = {"DATABASE_URL", "REDIS_URL", "DISCORD_TOKEN", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("LLM_")}
+    return {
+        **env,
+        "TOMORI_VAR_DIR": str(var_dir),
+        "DJANGO_SUPERUSER_USERNAME": USERNAME,
+        "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
+    }
+
+
+def ensure_node_modules() -> None:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.fail("Node.js and npm are needed for the browser test (Debian packages nodejs and npm)")
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make system-deps` (apt-get install chromium)")
+    if not (BROWSER_DIR / "node_modules" / "playwright-core").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BROWSER_DIR, check=True, timeout=600)
+
+
+def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(tmp_path):
+    ensure_node_modules()
+    env = server_env(tmp_path)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    for command in (["migrate", "--noinput", "-v0"], ["load_demo"], ["ensure_admin"]):
+        subprocess.run([*manage, *command], cwd=ROOT, env=env, check=True, timeout=300, capture_output=True)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [*manage, "serve", "--port", str(port), "--no-bot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while True:
+                assert server.poll() is None, log_path.read_text()
+                try:
+                    if _get(f"{base}/api/v1/health") == 200:
+                        break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, "serve did not answer:\n" + log_path.read_text()
+                time.sleep(0.3)
+            script = subprocess.run(
+                ["node", "playground.mjs"],
+                cwd=BROWSER_DIR,
+                env={
+                    **os.environ,
+                    "BASE_URL": base,
+                    "PG_USERNAME": USERNAME,
+                    "PG_PASSWORD": PASSWORD,
+                    "PG_MINIMAL_ID": MINA,
+                    "PG_FULL_ID": REI,
+                    "PG_PROFILE_MARKER": "Pronouns: she/her",
+                    "PG_SCREENSHOT": str(SCREENSHOT),
+                    "CHROMIUM": str(CHROMIUM),
+                },
+                capture_output=True,
+                text=True,
+                timeout=SCRIPT_TIMEOUT_S,
+            )
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    lines = script.stdout.strip().splitlines()
+    assert lines, f"no result from the browser script:\n{script.stderr}\n{log_path.read_text()}"
+    result = json.loads(lines[-1])
+
+    assert result["ok"], result.get("error") or result
+    assert result["echoBanner"] and result["personas"] == ["Tomori", "Pip"]
+    assert result["minimalIdentity"].endswith("privacy MINIMAL") and result["fullIdentity"].endswith("privacy FULL")
+    assert result["streamed"]  # the reply streamed in before the final message replaced it
+    assert result["firstReply"].startswith("[echo] Tomori:") and "studying for my exam" in result["firstReply"]
+    first = result["firstPrompt"]
+    assert first["hasProfileMarker"] and first["hasFirstMessage"] and "Minnie" in first["profileBlock"]
+    assert result["fullSkip"] == "privacy_full" and "FULL" in result["fullNote"] and "FULL" in result["privacyNote"]
+    second = result["secondPrompt"]
+    assert second["recordId"] != first["recordId"] and second["hasQuestion"]
+    assert not second["hasSecret"] and second["fullUserExcluded"]
+    assert result["secretShownInConversation"]  # the page shows what Rei wrote; only the prompt leaves it out
+    assert result["pageErrors"] == [] and result["failedResponses"] == []
+    assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
