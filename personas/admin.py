@@ -9,10 +9,12 @@ so the admin, the API and the bot enforce the same rules.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import AdminSite
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, IntegerField, Model, OuterRef, QuerySet, Subquery, URLField
@@ -25,7 +27,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from personas import actions
-from personas.admin_scoping import ServerScopedAdminMixin
+from personas.admin_scoping import (
+    KnownUserScopedAdminMixin,
+    LineageScopedAdminMixin,
+    ServerScopedAdminMixin,
+    scoped_like_admin,
+)
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     ApiToken,
@@ -71,15 +78,20 @@ def lineage_label(lineage_id: int, names: dict[int, str]) -> str:
     return f"{lineage_id} · {name}" if name else str(lineage_id)
 
 
-def lineage_names(lineage_ids: set[int]) -> dict[int, str]:
-    """Who uses each lineage, for labels: the personas holding it, else its registry label (two queries)."""
+def lineage_names(lineage_ids: set[int], request: HttpRequest, site: AdminSite) -> dict[int, str]:
+    """Who uses each lineage, for labels: the personas holding it, else its registry label (two queries).
+
+    Only personas and registry rows the reader may see name a lineage: a lineage shared with another
+    server's persona must not tell a moderator that server's name.
+    """
     holders: dict[int, list[str]] = {}
-    personas = Persona.objects.filter(persona_lineage_id__in=lineage_ids).select_related("server")
-    for persona in personas.order_by("persona_lineage_id", "persona_id"):
+    personas = scoped_like_admin(site, request, Persona.objects.filter(persona_lineage_id__in=lineage_ids))
+    for persona in personas.select_related("server").order_by("persona_lineage_id", "persona_id"):
         holders.setdefault(persona.persona_lineage_id, []).append(f"{persona.persona_nickname} ({persona.server})")
     names = {lid: ", ".join(who) for lid, who in holders.items()}
     missing = lineage_ids - names.keys() - {GLOBAL_LINEAGE_ID}
-    for lid, label in PersonaLineage.objects.filter(id__in=missing).values_list("id", "label"):
+    registry = scoped_like_admin(site, request, PersonaLineage.objects.filter(id__in=missing))
+    for lid, label in registry.values_list("id", "label"):
         names[lid] = f"{label} (no persona)" if label else "no persona"
     return names
 
@@ -91,10 +103,10 @@ class LineageListFilter(admin.SimpleListFilter):
     parameter_name = "lineage"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
-        present = set(
-            model_admin.model._default_manager.order_by().values_list("persona_lineage_id", flat=True).distinct()
-        )
-        names = lineage_names(present)
+        # The rows the reader may see, not the whole table: other servers' lineages stay unnamed.
+        rows = model_admin.get_queryset(request).order_by()
+        present = set(rows.values_list("persona_lineage_id", flat=True).distinct())
+        names = lineage_names(present, request, model_admin.admin_site)
         return [(str(lid), lineage_label(lid, names)) for lid in sorted(present)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -196,7 +208,7 @@ class ServerSettingsForm(forms.ModelForm):
         return self.cleaned_data["llm_api_key"] or self.instance.llm_api_key
 
 
-class ServerSettingsInline(admin.StackedInline):
+class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
     model = ServerSettings
     form = ServerSettingsForm
     can_delete = False
@@ -205,7 +217,7 @@ class ServerSettingsInline(admin.StackedInline):
     fieldsets = SERVER_SETTINGS_FIELDSETS
 
 
-class PersonaInline(admin.TabularInline):
+class PersonaInline(ServerScopedAdminMixin, admin.TabularInline):
     model = Persona
     fields = ["persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]
     readonly_fields = ["persona_lineage_id"]
@@ -214,7 +226,11 @@ class PersonaInline(admin.TabularInline):
 
 
 @admin.register(Server)
-class ServerAdmin(admin.ModelAdmin):
+class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Moderators view and configure their own servers; only superusers add or delete a server
+    (a deleted server takes every persona, memory and record of it along)."""
+
+    server_field = "pk"
     list_display = ["name", "server_disc_id", "is_dm_channel", "persona_total", "provider", "created_at"]
     list_select_related = ["settings"]
     list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
@@ -226,6 +242,12 @@ class ServerAdmin(admin.ModelAdmin):
         total = Subquery(personas.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
         return super().get_queryset(request).annotate(persona_total=Coalesce(total, 0))
 
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.is_superuser_session(request)
+
     @admin.display(description="personas")
     def persona_total(self, obj: Server) -> int:
         return obj.persona_total  # type: ignore[attr-defined]
@@ -236,13 +258,22 @@ class ServerAdmin(admin.ModelAdmin):
 
 
 @admin.register(ServerMember)
-class ServerMemberAdmin(admin.ModelAdmin):
+class ServerMemberAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Member snapshots come from Discord. Moderators read (and may drop) them but never write one:
+    a member row makes that Discord user visible to the server's moderators."""
+
     list_display = ["user_disc_id", "display_name", "username", "server", "role_names", "is_bot", "presence_status"]
     list_select_related = ["server"]
-    list_filter = ["is_bot", "can_manage_server", "presence_status", "server"]
+    list_filter = ["is_bot", "can_manage_server", "presence_status", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=user_disc_id", "display_name", "nickname", "global_name", "username"]
     autocomplete_fields = ["server"]
     show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.is_superuser_session(request)
 
     @admin.display(description="roles")
     def role_names(self, obj: ServerMember) -> str:
@@ -252,25 +283,25 @@ class ServerMemberAdmin(admin.ModelAdmin):
 
 
 @admin.register(ServerEmoji)
-class ServerEmojiAdmin(admin.ModelAdmin):
+class ServerEmojiAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     list_display = ["emoji_name", "emoji_disc_id", "server", "emotion_key", "is_animated", "is_global"]
     list_select_related = ["server"]
-    list_filter = ["is_animated", "is_global", "server"]
+    list_filter = ["is_animated", "is_global", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["emoji_name", "=emoji_disc_id", "emotion_key"]
     autocomplete_fields = ["server"]
 
 
 @admin.register(ServerSticker)
-class ServerStickerAdmin(admin.ModelAdmin):
+class ServerStickerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     list_display = ["sticker_name", "sticker_disc_id", "server", "emotion_key", "sticker_format", "is_global"]
     list_select_related = ["server"]
-    list_filter = ["is_global", "server"]
+    list_filter = ["is_global", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["sticker_name", "=sticker_disc_id", "emotion_key"]
     autocomplete_fields = ["server"]
 
 
 @admin.register(MatrixChannelLink)
-class MatrixChannelLinkAdmin(admin.ModelAdmin):
+class MatrixChannelLinkAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     list_display = ["channel_disc_id", "matrix_room_id", "server"]
     list_select_related = ["server"]
     search_fields = ["=channel_disc_id", "matrix_room_id"]
@@ -280,19 +311,22 @@ class MatrixChannelLinkAdmin(admin.ModelAdmin):
 # --- personas --------------------------------------------------------------------------------
 
 
-class PersonaAttributeInline(admin.TabularInline):
+class PersonaAttributeInline(ServerScopedAdminMixin, admin.TabularInline):
     model = PersonaAttribute
+    server_field = "persona__server"
     fields = ["attribute_order", "attribute_text", "is_public"]
     ordering = ["attribute_order"]
     extra = 1
 
 
 @admin.register(Persona)
-class PersonaAdmin(admin.ModelAdmin):
+class PersonaAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     formfield_overrides = URL_FIELD_OVERRIDES
+    # A new persona draws a lineage or copies one of the moderator's own (never another server's memories).
+    lineage_choice_fields = ("persona_lineage_id",)
     list_display = ["persona_nickname", "server", "is_alter", "persona_lineage_id", "trigger_word_list", "updated_at"]
     list_select_related = ["server"]
-    list_filter = ["is_alter", "self_debug_enabled", "server"]
+    list_filter = ["is_alter", "self_debug_enabled", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["persona_nickname", "server__name", "=server__server_disc_id", "=persona_lineage_id"]
     autocomplete_fields = ["server"]
     inlines = [PersonaAttributeInline]
@@ -329,10 +363,24 @@ class PersonaAdmin(admin.ModelAdmin):
 
 
 @admin.register(PersonaLineage)
-class PersonaLineageAdmin(admin.ModelAdmin):
+class PersonaLineageAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
+    """The lineage registry. Moderators read the lineages of their servers' personas; the registry is
+    platform-wide (a lineage may be shared with other servers' personas), so only superusers write it."""
+
+    lineage_field = "id"
+    lineage_choice_fields = ()
     list_display = ["id", "label", "created_at"]
     search_fields = ["=id", "label"]
     readonly_fields = ["id", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.is_superuser_session(request)
 
 
 # --- users and memories ----------------------------------------------------------------------
@@ -349,8 +397,9 @@ class PersonalMemoryInlineForm(forms.ModelForm):
         self.fields["persona_lineage_id"].disabled = True
 
 
-class PersonalMemoryInline(admin.TabularInline):
-    """The user's memories, newest first; new ones are added on the memory page where limits are checked."""
+class PersonalMemoryInline(LineageScopedAdminMixin, admin.TabularInline):
+    """The user's memories, newest first; new ones are added on the memory page where limits are checked.
+    A moderator sees (and edits) only the memories of their servers' lineages."""
 
     model = PersonalMemory
     form = PersonalMemoryInlineForm
@@ -364,7 +413,7 @@ class PersonalMemoryInline(admin.TabularInline):
         return False
 
 
-class NamingPreferenceInline(admin.TabularInline):
+class NamingPreferenceInline(LineageScopedAdminMixin, admin.TabularInline):
     model = UserPersonaNamingPreference
     fields = ["persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     extra = 0
@@ -383,7 +432,12 @@ def _privacy_action(level: PrivacyLevel) -> Any:
 
 
 @admin.register(DiscordUser)
-class DiscordUserAdmin(admin.ModelAdmin):
+class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
+    """Discord users and their personalization. A moderator sees the users their servers know, and of
+    each user only the memories and naming preferences of their servers' lineages. Users are created
+    by the bot; deleting one is for superusers (it would take every server's memories along), while
+    moderators use "forget" — the user's right to erasure, which is not limited to one server."""
+
     list_display = ["user_disc_id", "username", "global_name", "user_nickname", "privacy_level", "memory_total"]
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
@@ -433,9 +487,26 @@ class DiscordUserAdmin(admin.ModelAdmin):
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[DiscordUser]:
-        memories = PersonalMemory.objects.filter(user=OuterRef("pk")).order_by().values("user")
+        # Counts only the memories the reader may see, like the memory page.
+        visible = scoped_like_admin(self.admin_site, request, PersonalMemory.objects.filter(user=OuterRef("pk")))
+        memories = visible.order_by().values("user")
         total = Subquery(memories.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
         return super().get_queryset(request).annotate(memory_total=Coalesce(total, 0))
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> DiscordUser:
+        user: DiscordUser = super().get_object(request, object_id, from_field)
+        # Read-only fields are rendered from the object alone: it carries the reader's memory links.
+        user.memory_links = partial(self.memory_links, request, user)  # type: ignore[attr-defined]
+        return user
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return self.is_superuser_session(request)
+
+    def has_forget_permission(self, request: HttpRequest) -> bool:
+        return self.moderates_any(request)
 
     @admin.display(description="memories")
     def memory_total(self, obj: DiscordUser) -> int:
@@ -443,16 +514,19 @@ class DiscordUserAdmin(admin.ModelAdmin):
 
     @admin.display(description="memories by lineage")
     def memories_by_lineage(self, obj: DiscordUser) -> str:
-        if obj.pk is None:
-            return "–"
+        links = getattr(obj, "memory_links", None)
+        return links() if links is not None else "–"
+
+    def memory_links(self, request: HttpRequest, obj: DiscordUser) -> str:
+        """Links to the user's memories per lineage the reader may see, and to add one."""
+        memories = scoped_like_admin(self.admin_site, request, PersonalMemory.objects.filter(user=obj))
         counts = dict(
-            PersonalMemory.objects.filter(user=obj)
-            .order_by()
+            memories.order_by()
             .values_list("persona_lineage_id")
             .annotate(n=Count("pk"))
             .values_list("persona_lineage_id", "n")
         )
-        names = lineage_names(set(counts))
+        names = lineage_names(set(counts), request, self.admin_site)
         changelist = reverse("admin:personas_personalmemory_changelist")
         add = reverse("admin:personas_personalmemory_add")
         links = format_html_join(
@@ -489,11 +563,11 @@ class DiscordUserAdmin(admin.ModelAdmin):
         for memory in formset.deleted_objects:
             actions.delete_personal_memory(memory)
 
-    @admin.action(description="Forget selected users (delete their memories, reminders and prompt records)")
+    @admin.action(
+        description="Forget selected users (delete their memories, reminders and prompt records)",
+        permissions=["forget"],
+    )
     def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
-        if not self.has_delete_permission(request):
-            self.message_user(request, "You may not forget users.", messages.ERROR)
-            return None
         if request.POST.get("confirm") != "yes":
             context = {
                 **self.admin_site.each_context(request),
@@ -532,14 +606,18 @@ class PersonalMemoryForm(forms.ModelForm):
 
 
 @admin.register(PersonalMemory)
-class PersonalMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
+class PersonalMemoryAdmin(LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+    """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
+    users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
+
     form = PersonalMemoryForm
     list_display = ["personal_memory_id", "memory", "user", "lineage", "tag_list", "created_at"]
     list_display_links = ["personal_memory_id", "memory"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter, "user__privacy_level"]
     search_fields = ["content", "=user__user_disc_id", "user__username", "user__global_name"]
-    raw_id_fields = ["user"]
+    # Not a raw id widget: it would print the name of any user id typed into the URL.
+    autocomplete_fields = ["user"]
     date_hierarchy = "created_at"
     show_full_result_count = False
     list_per_page = 50
@@ -566,27 +644,34 @@ class PersonalMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
 
 
 @admin.register(UserPersonaNamingPreference)
-class NamingPreferenceAdmin(admin.ModelAdmin):
+class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
     list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter]
     search_fields = ["=user__user_disc_id", "user__username", "nickname_override"]
-    raw_id_fields = ["user"]
+    autocomplete_fields = ["user"]
     show_full_result_count = False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: UserPersonaNamingPreference | None = None) -> list[str]:
+        # A preference belongs to its user: an owner outside the reader's users must not be blanked on save.
+        return ["user"] if obj is not None else []
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
+class ServerMemoryAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     list_display = ["id", "memory", "server", "lineage", "persona", "user", "created_at"]
     list_display_links = ["id", "memory"]
     list_select_related = ["server", "persona", "user"]
     list_filter = [LineageListFilter, ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["content", "=server__server_disc_id"]
-    autocomplete_fields = ["server", "persona"]
-    raw_id_fields = ["user"]
+    autocomplete_fields = ["server", "persona", "user"]
     date_hierarchy = "created_at"
     show_full_result_count = False
     list_per_page = 50
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ServerMemory | None = None) -> list[str]:
+        # Who wrote it is history; a field limited to the reader's users would blank an author it cannot list.
+        return ["user"] if obj is not None else []
 
     @admin.display(description="memory")
     def memory(self, obj: ServerMemory) -> str:
@@ -594,12 +679,12 @@ class ServerMemoryAdmin(LineageColumnMixin, admin.ModelAdmin):
 
 
 @admin.register(StatCounter)
-class StatCounterAdmin(admin.ModelAdmin):
+class StatCounterAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     """Read-only activity counters (D-16 ``has_server_activity``)."""
 
     list_display = ["metric", "metric_key", "bucket", "count", "user", "server", "persona_lineage_id"]
     list_select_related = ["user", "server"]
-    list_filter = ["metric", "server"]
+    list_filter = ["metric", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=user__user_disc_id"]
     date_hierarchy = "bucket"
     show_full_result_count = False
@@ -642,7 +727,7 @@ class PersonaOfServerForm(forms.ModelForm):
 
 
 @admin.register(Reminder)
-class ReminderAdmin(admin.ModelAdmin):
+class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     form = PersonaOfServerForm
     list_display = [
         "reminder_id",
@@ -664,11 +749,14 @@ class ReminderAdmin(admin.ModelAdmin):
         ("persona", admin.RelatedOnlyFieldListFilter),
     ]
     search_fields = ["reminder_purpose", "=user_discord_id", "user_nickname"]
-    autocomplete_fields = ["server", "persona"]
-    raw_id_fields = ["created_by_user"]
+    autocomplete_fields = ["server", "persona", "created_by_user"]
     date_hierarchy = "reminder_time"
     show_full_result_count = False
     actions = ["cancel_reminders"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Reminder | None = None) -> list[str]:
+        # Who set it is history; a field limited to the reader's users would blank a creator it cannot list.
+        return ["created_by_user"] if obj is not None else []
 
     @admin.display(description="purpose")
     def purpose(self, obj: Reminder) -> str:
@@ -700,10 +788,10 @@ class ReminderAdmin(admin.ModelAdmin):
 
 
 @admin.register(PersonalizationBlacklist)
-class PersonalizationBlacklistAdmin(admin.ModelAdmin):
+class PersonalizationBlacklistAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     list_display = ["user_disc_id", "known_as", "server", "reason", "created_at"]
     list_select_related = ["server"]
-    list_filter = ["server"]
+    list_filter = [("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=user_disc_id", "reason"]
     autocomplete_fields = ["server"]
     show_full_result_count = False
@@ -749,11 +837,11 @@ class ActiveBlockFilter(admin.SimpleListFilter):
 
 
 @admin.register(PersonaUserBlock)
-class PersonaUserBlockAdmin(admin.ModelAdmin):
+class PersonaUserBlockAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     form = PersonaOfServerForm
     list_display = ["user_disc_id", "persona", "server", "block_type", "expires_at", "is_active", "reason"]
     list_select_related = ["server", "persona"]
-    list_filter = [ActiveBlockFilter, "block_type", "server"]
+    list_filter = [ActiveBlockFilter, "block_type", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=user_disc_id", "reason", "persona__persona_nickname"]
     autocomplete_fields = ["server", "persona"]
     date_hierarchy = "expires_at"
@@ -829,7 +917,7 @@ class ApiTokenAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     show_full_result_count = False
     actions = ["revoke_tokens"]
 
-    def get_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Model | None = None) -> list[Any]:
         return ["server", "name", "scope"] if obj is None else ["server", "name", "scope", *TOKEN_DETAIL_FIELDS]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> list[str]:
