@@ -130,7 +130,7 @@ def make_alias(
     return _make_alias(owner, value, source, frozenset(purposes), exposure, priority, canonical_value)
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=16384)
 def _make_alias(
     owner: ParticipantKey,
     value: str | None,
