@@ -109,6 +109,9 @@ class RemindersCog(commands.Cog):
         except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:
             await report_failure(due, channel_gone=True, reason=type(exc).__name__)
             return
+        except discord.HTTPException as exc:
+            await report_failure(due, channel_gone=False, reason=f"HTTP {exc.status}")
+            return
         if job is None:
             await report_failure(due, channel_gone=False, reason="no persona")
         elif not await self.bot.planner.submit(job):

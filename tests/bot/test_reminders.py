@@ -342,6 +342,24 @@ async def test_a_refused_post_is_reported_back_gone_channels_fail_others_retry(h
     assert (row.next_attempt_at is not None) == (status == m.Reminder.Status.PENDING)
 
 
+async def test_a_channel_that_cannot_be_read_right_now_is_retried(harness, monkeypatch):
+    await run_db(setup_server, harness.guild)
+
+    async def unavailable(channel):  # type: ignore[no-untyped-def]
+        raise http_error(discord.HTTPException, 503)
+
+    monkeypatch.setattr("bot.reminder_turns.latest_message", unavailable)
+    due = await fire(harness, target=str(harness.bot.user.id), kind=ReminderKind.SELF_TASK)
+
+    async def retried() -> bool:
+        return (await status_of(due)).delivery_retry_count == 1
+
+    await until(retried)
+    row = await status_of(due)
+    assert row.status == m.Reminder.Status.PENDING and row.last_error == "HTTP 503"
+    assert harness.prompts == [] and dpytest.sent_queue.empty()
+
+
 async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(harness):
     await run_db(setup_server, harness.guild)
     due = await run_db(create_fired, harness.guild.id, harness.channel.id, str(harness.member(0).id))
