@@ -170,6 +170,7 @@ def test_forget_user_removes_everything_about_them_and_nothing_else(forgotten_wo
         "reminders": 2,
         "voice_transcripts": 2,
         "prompt_records": 2,
+        "channel_messages": 0,  # no playground messages in this world (tests/playground/test_forget.py)
         "member_snapshots": 1,
         "stat_counters": 1,
         "profile_cleared": True,
