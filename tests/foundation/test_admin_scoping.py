@@ -480,3 +480,28 @@ def test_a_shared_lineage_is_labelled_with_the_readers_personas_only(world: Worl
         assert dict(lineage_filter.lookup_choices)[str(lineage)] == f"{lineage} · {own}"
         user_page = client.get(object_page("discorduser", "change", world.sam)).content.decode()
         assert f"{lineage} · {own}" in user_page and other not in user_page
+
+
+def test_moderator_configures_their_server_through_the_settings_inline(world: World) -> None:
+    server = world.a.server
+    data = {
+        "server_disc_id": server.server_disc_id,
+        "name": "Zephyr Hall",
+        "settings-TOTAL_FORMS": 1,
+        "settings-INITIAL_FORMS": 1,
+        "settings-0-server": server.pk,
+        "settings-0-message_fetch_limit": 60,
+        "settings-0-timezone_offset": "0",
+        "settings-0-humanizer_degree": 1,
+        "settings-0-retention_days": 9,
+        "settings-0-rp_channel_ids": "[]",
+        "settings-0-private_channel_ids": "[]",
+        "settings-0-llm_provider": "",
+        "personas-TOTAL_FORMS": 0,
+        "personas-INITIAL_FORMS": 0,
+    }
+    response = world.client("alice").post(object_page("server", "change", server), data)
+    assert response.status_code == 302, response.context["errors"]
+    server.settings.refresh_from_db()
+    assert server.settings.retention_days == 9
+    assert world.client("bob").post(object_page("server", "change", server), data).status_code == 404
