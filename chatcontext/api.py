@@ -1,14 +1,15 @@
 """Prompt records for dashboards: list (filtered, paginated), detail, snapshot export."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
-from botplatform.api_common import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, Id, principal
+from botplatform.api_common import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, ErrorOut, Id, principal
 from chatcontext.inspector import snapshot_download
 from chatcontext.models import PromptRecord
 
@@ -74,22 +75,28 @@ class RecordFilter(FilterSchema):
     since: datetime | None = None
     until: datetime | None = None
 
-    def filter_since(self, value: datetime | None) -> Any:
-        from django.db.models import Q
+    # Bounds are compared in UTC: PostgreSQL refuses some offsets Python accepts (e.g. +21:00).
+    def filter_since(self, value: datetime | None) -> Q:
+        return Q(created_at__gte=_utc(value)) if value else Q()
 
-        return Q(created_at__gte=value) if value else Q()
+    def filter_until(self, value: datetime | None) -> Q:
+        return Q(created_at__lt=_utc(value)) if value else Q()
 
-    def filter_until(self, value: datetime | None) -> Any:
-        from django.db.models import Q
 
-        return Q(created_at__lt=value) if value else Q()
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # shifted past year 1 or 9999: as far as time goes
+        return (datetime.min if value.year < 5000 else datetime.max).replace(tzinfo=UTC)
 
 
 def _records(request: HttpRequest) -> Any:
     return principal(request).scope(PromptRecord.objects.all(), "server_id")
 
 
-@router.get("/records", response={200: list[RecordSummaryOut], **AUTH_ERRORS})
+@router.get("/records", response={200: list[RecordSummaryOut], 400: ErrorOut, **AUTH_ERRORS})
 @paginate(BoundedPagination)
 def list_records(request: HttpRequest, filters: Query[RecordFilter]):  # type: ignore[no-untyped-def]
     """Newest first. The page costs two queries (count and page) whatever its size."""
