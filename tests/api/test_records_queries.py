@@ -50,3 +50,14 @@ def test_record_list_filters(world):  # type: ignore[no-untyped-def]
     assert client.get(f"/api/v1/records?persona_id={a['persona'].persona_id}", headers=headers).json()["count"] == 1
     assert client.get("/api/v1/records?since=2026-12-01T00:00:00Z", headers=headers).json()["count"] == 0
     assert client.get("/api/v1/records?until=2026-12-01T00:00:00Z", headers=headers).json()["count"] == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    ["since=0001-01-01T00:00:00%2B21:00", "until=9999-12-31T23:00:00-21:00", "since=2026-11-29T10:00:00%2B21:00"],
+)
+def test_record_list_date_bounds_with_extreme_offsets_are_answered(world, query):  # type: ignore[no-untyped-def]
+    response = Client().get(f"/api/v1/records?{query}", headers=bearer(world["token_a_read"]))
+    assert response.status_code == 200
+    assert response.json()["count"] == 1
