@@ -5,8 +5,9 @@ The scratch database is never the developer's: without ``DATABASE_URL`` it is an
 new temporary directory (``TOMORI_VAR_DIR`` points there before Django reads its settings); with
 ``DATABASE_URL`` Django's test-database machinery creates ``test_<name>`` next to the configured
 database and drops it afterwards. The process runs as production would: ``DEBUG`` off (no query
-log), no Redis (``REDIS_URL`` is cleared so nothing reaches a shared cache), and the default cache is
-switched off so every turn does all of its reads.
+log), no Redis (``REDIS_URL`` is cleared so nothing reaches a shared cache), the start-up heap frozen
+out of the garbage collector's full passes as ``runbot`` does, and the default cache switched off so
+every turn does all of its reads.
 
 What a measurement covers: ``build_turn_context`` on a turn whose snapshot rows are already in the
 database. Validating, generating and loading the snapshot is replay overhead and is not timed.
@@ -14,6 +15,7 @@ database. Validating, generating and loading the snapshot is replay overhead and
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import secrets
@@ -74,6 +76,9 @@ from chatcontext.snapshot import (  # noqa: E402
     validate_snapshot,
 )
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn  # noqa: E402
+
+# As `manage.py runbot` does before connecting: the start-up heap leaves the collector's full passes.
+gc.freeze()
 
 
 @contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from django.conf import settings
@@ -36,5 +37,9 @@ class Command(BaseCommand):
         from bot.client import create_bot
 
         bot = create_bot(sync_commands=not options["no_sync"])
+        # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
+        # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
+        # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
+        gc.freeze()
         # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
         bot.run(token, log_handler=None)
