@@ -20,12 +20,11 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.db import database_sync_to_async
 
 from bot.admission import Skip, TriggerSignals, admit, screen, select_responders
 from bot.delivery import ERROR_MESSAGES, localized
@@ -60,12 +59,21 @@ from personas import models as m
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 ProviderFactory = Callable[[ProviderConfig, str], Provider]
 Clock = Callable[[], int]
 QUEUE_FULL = "queue_full"
 # The echo provider answers at once; a short pause per word lets a person watch it stream in.
 ECHO_STREAM_PACE_S = 0.04
 TRANSCRIPTION_WAIT_S = SOFT_TIME_LIMIT_SECONDS + 30
+
+
+def db(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """ORM work off the event loop, on Django's thread for sync code. Not channels'
+    ``database_sync_to_async``: it closes the thread's connection around each call, which would
+    end a caller's transaction (``send_playground_message`` inside ``atomic``, a test). The
+    playground runs inside a request, whose start and end already close stale connections."""
+    return sync_to_async(fn, thread_sensitive=True)
 
 
 def wall_clock_ms() -> int:
@@ -194,12 +202,10 @@ class PlaygroundRunner:
         return results
 
     async def run_persona_turn(self, job: PlaygroundJob, persona: PersonaInfo, index: int) -> TurnResult | None:
-        turn = await database_sync_to_async(build_chat_turn)(job, persona, index, now_ms=self.clock())
+        turn = await db(build_chat_turn)(job, persona, index, now_ms=self.clock())
         transport = PlaygroundTransport(job.channel, bot_user=job.bot_user)
         try:
-            ctx: ChatTurnContext = await database_sync_to_async(build_turn_context)(
-                turn, transport, transcripts=self.transcripts
-            )
+            ctx: ChatTurnContext = await db(build_turn_context)(turn, transport, transcripts=self.transcripts)
         except Exception:
             logger.exception("playground context build failed; no prompt record written")
             await self._post_error_notice(job)
@@ -212,7 +218,7 @@ class PlaygroundRunner:
         reply_text = result.text.strip() if result else ""
         reply: PlaygroundMessage | None = None
         if reply_text:
-            reply = await database_sync_to_async(store.store_bot_message)(
+            reply = await db(store.store_bot_message)(
                 job.channel,
                 reply_text,
                 persona=persona,
@@ -224,7 +230,7 @@ class PlaygroundRunner:
         else:
             error = error or EMPTY_REPLY
             await self._post_error_notice(job, stream)
-        record = await database_sync_to_async(store_prompt_record)(
+        record = await db(store_prompt_record)(
             ctx,
             snapshot=await self._snapshot(turn, transport),
             source=PromptRecord.Source.PLAYGROUND,
@@ -255,7 +261,7 @@ class PlaygroundRunner:
     async def _snapshot(self, turn: ChatTurn, transport: PlaygroundTransport) -> JSONDict:
         """The turn's snapshot; a failure to capture it never costs the record (it keeps ``{}``)."""
         try:
-            return await database_sync_to_async(capture_snapshot)(
+            return await db(capture_snapshot)(
                 turn, transport.messages.values(), transport.members.values(), transport.reaction_users
             )
         except Exception:
@@ -264,7 +270,7 @@ class PlaygroundRunner:
 
     async def _post_error_notice(self, job: PlaygroundJob, stream: str | None = None) -> None:
         """The short, localised notice the bot posts on Discord when generation fails."""
-        notice = await database_sync_to_async(store.store_bot_message)(
+        notice = await db(store.store_bot_message)(
             job.channel,
             localized(ERROR_MESSAGES, job.server.config.preferred_locale),
             persona=None,
@@ -281,7 +287,7 @@ class PlaygroundRunner:
 async def publish_message(
     channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author, *, stream_id: str | None = None
 ) -> None:
-    [payload] = await database_sync_to_async(_payloads_with_reply)(channel, row, bot_user)
+    [payload] = await db(_payloads_with_reply)(channel, row, bot_user)
     await live.publish(channel.pk, {"kind": "message", "message": payload, "stream_id": stream_id})
 
 
@@ -367,7 +373,7 @@ def _voice_task(row: PlaygroundMessage) -> Any:
 async def transcribe_before_turn(row: PlaygroundMessage) -> TranscriptionOutcome | None:
     """BC11-01/02: the transcript is in the cache before the turn reads the channel. With a broker
     the wait happens off the database thread."""
-    task = await database_sync_to_async(_voice_task)(row)
+    task = await db(_voice_task)(row)
     if task is None:
         return None
     outcome = await sync_to_async(task.get, thread_sensitive=False)(timeout=TRANSCRIPTION_WAIT_S)
@@ -390,9 +396,9 @@ async def post_playground_message(
     """Store a message and run the turns it triggers; returns when this message's turns are done
     (also when they waited in the channel's queue behind another trigger)."""
     runner = runner or PlaygroundRunner()
-    state = await database_sync_to_async(server_state)(channel.server)
-    bot_user = await database_sync_to_async(playground_bot)(channel, state)
-    row = await database_sync_to_async(store.store_user_message)(
+    state = await db(server_state)(channel.server)
+    bot_user = await db(playground_bot)(channel, state)
+    row = await db(store.store_user_message)(
         channel, author_disc_id, content, now_ms=runner.clock(), reply_to=reply_to, uploads=attachments
     )
     await publish_message(channel, row, bot_user)
@@ -401,7 +407,7 @@ async def post_playground_message(
     if outcome.transcription is not None:  # the page shows the transcript under the audio
         await publish_message(channel, row, bot_user)
 
-    admitted = await database_sync_to_async(admit_message)(channel, row, state, bot_user, runner.clock())
+    admitted = await db(admit_message)(channel, row, state, bot_user, runner.clock())
     if admitted.skip is not None or admitted.trigger is None:
         outcome.skip = str(admitted.skip)
         logger.info("playground message not admitted: %s", outcome.skip)

@@ -1,6 +1,6 @@
 """Playground rows: channels, messages, reactions, uploads and the identities one can speak as.
 
-Synchronous ORM code; the async service calls it through ``database_sync_to_async``. Uploads are
+Synchronous ORM code; the async service calls it through ``service.db``. Uploads are
 kept under ``<VAR_DIR>/playground-uploads/<message id>/`` and reach the pipeline as ``file://``
 attachment urls, which the speech-to-text task and ``replay_turn`` read like any other url.
 """
