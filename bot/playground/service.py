@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from asgiref.sync import async_to_sync, sync_to_async
+from django.core.files.uploadedfile import UploadedFile
 
 from bot.admission import Skip, TriggerSignals, admit, screen, select_responders
 from bot.delivery import ERROR_MESSAGES, localized
@@ -389,7 +390,7 @@ async def post_playground_message(
     content: str,
     *,
     reply_to: PlaygroundMessage | None = None,
-    attachments: Sequence[store.Upload] = (),
+    attachments: Sequence[UploadedFile] = (),
     runner: PlaygroundRunner | None = None,
     planner: TurnPlanner[PlaygroundJob] = PLANNER,
 ) -> PlaygroundOutcome:
@@ -444,7 +445,7 @@ def send_playground_message(
     content: str,
     *,
     reply_to: PlaygroundMessage | None = None,
-    attachments: Sequence[store.Upload] = (),
+    attachments: Sequence[UploadedFile] = (),
 ) -> list[PromptRecord]:
     """Issue 8's synchronous entry point: the prompt records of the turns this message triggered
     (empty when it triggered none)."""

@@ -38,5 +38,10 @@ def forget_author(sender: Any, user_disc_id: str, **kwargs: Any) -> int:
         ]
         message.save(update_fields=["reactions"])
     folders = [upload_root() / disc_id for disc_id in gone]
-    transaction.on_commit(lambda: [shutil.rmtree(folder, ignore_errors=True) for folder in folders])
+
+    def remove_uploads() -> None:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    transaction.on_commit(remove_uploads)
     return int(deleted.get(PlaygroundMessage._meta.label, 0))

@@ -7,13 +7,14 @@ attachment urls, which the speech-to-text task and ``replay_turn`` read like any
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
@@ -31,16 +32,6 @@ PLAYGROUND_BOT_USERNAME = "tomori-playground"
 
 class PlaygroundError(ValueError):
     """A request the playground refuses; the message is safe to show (no user text)."""
-
-
-class Upload(Protocol):
-    """What Django's ``UploadedFile`` offers and the store needs."""
-
-    name: str | None
-    size: int | None
-    content_type: str | None
-
-    def chunks(self) -> Iterable[bytes]: ...
 
 
 def upload_root() -> Path:
@@ -148,7 +139,9 @@ def create_channel(
     )
 
 
-def _save_uploads(message_id: str, uploads: Sequence[Upload], attachment_ids: Sequence[str]) -> list[dict[str, Any]]:
+def _save_uploads(
+    message_id: str, uploads: Sequence[UploadedFile], attachment_ids: Sequence[str]
+) -> list[dict[str, Any]]:
     storage = FileSystemStorage(location=upload_root())
     stored = []
     for upload, attachment_id in zip(uploads, attachment_ids, strict=True):
@@ -173,7 +166,7 @@ def store_user_message(
     *,
     now_ms: int,
     reply_to: PlaygroundMessage | None = None,
-    uploads: Sequence[Upload] = (),
+    uploads: Sequence[UploadedFile] = (),
 ) -> PlaygroundMessage:
     """A person's message, with its uploads saved to disk. Refuses an empty message, one too long,
     a file over Discord's upload limit and a reply to a message of another channel."""

@@ -14,6 +14,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -104,7 +105,7 @@ def index(request: HttpRequest) -> HttpResponse:
     server = _server(who, requested) if requested else (servers[0] if servers else None)
     if server is None:
         return render(request, "playground/index.html", context)
-    channels = list(server.playground_channels.order_by("name", "id"))
+    channels = list(PlaygroundChannel.objects.filter(server=server).order_by("name", "id"))
     requested_channel = request.GET.get("channel")
     if requested_channel:
         channel = next((c for c in channels if str(c.pk) == requested_channel), None)
@@ -243,7 +244,7 @@ def record_panel(request: HttpRequest, record_id: int) -> HttpResponse:
 
 @staff_member_required
 @require_GET
-def attachment(request: HttpRequest, message_id: str, attachment_id: str) -> HttpResponse:
+def attachment(request: HttpRequest, message_id: str, attachment_id: str) -> HttpResponseBase:
     who = _principal(request.user)
     message = get_object_or_404(PlaygroundMessage.objects.select_related("channel"), disc_id=message_id)
     if not who.sees(message.channel.server_id):
