@@ -43,3 +43,9 @@ def test_every_registered_admin_changelist_renders(admin_client):
     for model in admin.site._registry:
         url = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         assert admin_client.get(url).status_code == 200, url
+
+
+def test_site_root_leads_to_the_admin(client):  # type: ignore[no-untyped-def]
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/admin/"
