@@ -117,7 +117,8 @@ def _standalone_pattern(normalized: str) -> regex.Pattern[str]:
 
 # The non-ASCII characters `regex`'s IGNORECASE (simple case folding) matches to an ASCII letter,
 # mapped to that letter (tests/participants/test_discovery_prefilter.py checks every code point).
-_ASCII_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+_ASCII_FOLDED = "\u0130\u0131\u017f\u212a"
+_ASCII_FOLDS = str.maketrans(dict(zip(_ASCII_FOLDED, "iisk", strict=True)))
 _WORD_RUN = regex.compile(rf"{WORD_CLASS}+")
 _ASCII_WORD = regex.compile(r"[0-9A-Za-z_]+")
 
@@ -125,7 +126,9 @@ _ASCII_WORD = regex.compile(r"[0-9A-Za-z_]+")
 def fold_ascii(text: str) -> str:
     """Lower-cased, with every character the case-insensitive match pairs with an ASCII character
     replaced by that character (one character for one)."""
-    return text.translate(_ASCII_FOLDS).lower()
+    if any(char in text for char in _ASCII_FOLDED):  # rare: the scans are cheaper than translating
+        text = text.translate(_ASCII_FOLDS)
+    return text.lower()
 
 
 @dataclass(frozen=True)
