@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from generate import Shape, generate_snapshot
 from harness import ROOT, JSONDict, load_turn, machine, measure, rolled_back, scratch_database
@@ -105,24 +108,84 @@ def run_assembly(runs: int) -> JSONDict:
     }
 
 
+# The stage's database reads: every function that runs a query and turns its rows into value objects.
+_READERS = {
+    "chatcontext.repository": ("load_user_rows", "load_blacklisted", "load_active_blocks", "load_sprite_labels",
+                               "load_emojis", "load_stickers", "load_server_memories"),
+    "chatcontext.participants.prepare": ("load_candidate_rows",),
+}  # fmt: skip
+_DEPS_READERS = ("load_user_rows", "load_privacy_levels", "load_blacklisted", "load_personal_memories",
+                 "load_reminders", "load_naming_preferences")  # fmt: skip
+
+
+@contextmanager
+def _timed_reads() -> Iterator[list[float]]:
+    """This thread's CPU time inside the database reads (outermost calls only), while it is open."""
+    from chatcontext.participants.loaders import DatabaseHydrationDeps
+
+    spent = [0.0]
+    depth = [0]
+    patched: list[tuple[object, str, Any]] = []
+
+    def timed(function: Callable[..., Any]) -> Callable[..., Any]:
+        def reader(*args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if not depth[0]:
+                    spent[0] += time.thread_time() - started
+
+        return reader
+
+    targets: list[tuple[object, str]] = [
+        (importlib.import_module(module), name) for module, names in _READERS.items() for name in names
+    ]
+    targets += [(DatabaseHydrationDeps, name) for name in _DEPS_READERS]
+    for owner, name in targets:
+        original = getattr(owner, name)
+        patched.append((owner, name, original))
+        setattr(owner, name, timed(original))
+    try:
+        yield spent
+    finally:
+        for owner, name, original in patched:
+            setattr(owner, name, original)
+
+
 def run_profile() -> JSONDict:
-    """pyinstrument over a few turns of the acceptance point; the text report goes to a file."""
+    """pyinstrument over a few turns of the acceptance point (the text report goes to a file), and
+    the share of a turn's CPU time spent in the database reads (query building, SQL, conversion of
+    the rows into value objects)."""
     from harness import assemble
     from pyinstrument import Profiler
 
+    turns = 10
     with rolled_back():
         snap = load_turn(generate_snapshot(ACCEPTANCE))
         for _ in range(3):
             assemble(snap)
         profiler = Profiler(interval=0.0005)
         profiler.start()
-        for _ in range(10):
+        for _ in range(turns):
             assemble(snap)
         profiler.stop()
+        with _timed_reads() as reads:
+            cpu = sum(assemble(snap)[1].cpu_ms for _ in range(turns)) / turns
+        read_ms = reads[0] * 1000 / turns
     PLOTS.mkdir(exist_ok=True)
     path = PLOTS / "profile.txt"
     path.write_text(profiler.output_text(unicode=False, color=False, show_all=False), encoding="utf-8")
-    return {"shape": asdict(ACCEPTANCE), "turns": 10, "report": str(path.relative_to(ROOT))}
+    return {
+        "shape": asdict(ACCEPTANCE),
+        "turns": turns,
+        "report": str(path.relative_to(ROOT)),
+        "turn_cpu_ms": round(cpu, 3),
+        "database_reads_cpu_ms": round(read_ms, 3),
+        "database_reads_share": round(read_ms / cpu, 3) if cpu else None,
+    }
 
 
 _STT_LINE = re.compile(r"^\s*(\d+)s\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s")
@@ -266,6 +329,7 @@ def before_after(results: JSONDict) -> JSONDict | None:
 
     return {
         "before_commit": before.get("commit"),
+        "before_note": before.get("note"),
         "before_load_average": before.get("machine", {}).get("load_average_at_start"),
         "before": figures(before),
         "after": figures(results),
