@@ -265,8 +265,8 @@ def summarize(samples: list[Sample]) -> JSONDict:
     }
 
 
-def measure(snap: SnapshotTurn, *, runs: int, warmup: int = 2) -> JSONDict:
+def collect(snap: SnapshotTurn, *, runs: int, warmup: int = 2) -> list[Sample]:
     """``warmup`` untimed turns (imports, regex and code caches), then ``runs`` timed ones."""
     for _ in range(warmup):
         assemble(snap)
-    return summarize([assemble(snap)[1] for _ in range(runs)])
+    return [assemble(snap)[1] for _ in range(runs)]

@@ -6,6 +6,7 @@ Sections (all by default, or a comma-separated ``--sections`` subset):
   size (20/50/100 messages at 200 participants), participants (2/10/20/200 at 100 messages) and
   personal memories per user (0/10/50/300 at 100 messages and 20 participants); 10 memories per
   participant unless the sweep varies them. The acceptance point is 100 messages x 200 participants.
+  Three passes over all points, so a burst of load from another process spreads over every point.
 - ``request_scope``: 1, 3 and 5 personas in one locked turn, with and without the shared scope.
 - ``throughput``: turns per second with 1, 2 and 4 channels assembling concurrently.
 - ``profile``: a pyinstrument profile of the acceptance point (bench/results/profile.txt).
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from generate import Shape, generate_snapshot
-from harness import ROOT, JSONDict, load_turn, machine, measure, rolled_back, scratch_database
+from harness import ROOT, JSONDict, Sample, collect, load_turn, machine, rolled_back, scratch_database, summarize
 
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results.json"
@@ -77,34 +78,26 @@ def git_commit() -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def measure_shape(shape: Shape, runs: int) -> JSONDict:
-    with rolled_back():
-        snap = load_turn(generate_snapshot(shape))
-        result = measure(snap, runs=runs)
-    return {"shape": asdict(shape), **result}
-
-
-def run_assembly(runs: int) -> JSONDict:
-    cache: dict[Shape, JSONDict] = {}
-
-    def point(shape: Shape) -> JSONDict:
-        if shape not in cache:
-            log(
-                f"assembly {shape.messages} messages x {shape.participants} participants x "
-                f"{shape.memories_per_user} memories/user"
-            )
-            cache[shape] = measure_shape(shape, runs)
-        return cache[shape]
-
-    sweeps = {
-        name: {"parameter": parameter, "points": [point(shape) for shape in shapes]}
-        for name, (parameter, shapes) in SWEEPS.items()
-    }
-    at_target, at_comparison = point(ACCEPTANCE), point(COMPARISON)
+def run_assembly(runs: int, rounds: int) -> JSONDict:
+    """Every point of the sweeps, in ``rounds`` passes over all of them (``runs // rounds`` timed turns
+    per point and pass): a burst of load from another process then weighs on every point a little
+    instead of on one point a lot. Each pass loads the point's rows afresh and rolls them back."""
+    shapes = list(dict.fromkeys([*(s for _, points in SWEEPS.values() for s in points), ACCEPTANCE, COMPARISON]))
+    samples: dict[Shape, list[Sample]] = {shape: [] for shape in shapes}
+    for round_number in range(rounds):
+        log(f"assembly pass {round_number + 1}/{rounds} over {len(shapes)} points")
+        for shape in shapes:
+            with rolled_back():
+                samples[shape] += collect(load_turn(generate_snapshot(shape)), runs=runs // rounds)
+    summaries = {shape: {"shape": asdict(shape), **summarize(samples[shape])} for shape in shapes}
     return {
-        "sweeps": sweeps,
-        "acceptance_point": at_target,
-        "comparison_point": at_comparison,
+        "rounds": rounds,
+        "sweeps": {
+            name: {"parameter": parameter, "points": [summaries[shape] for shape in points]}
+            for name, (parameter, points) in SWEEPS.items()
+        },
+        "acceptance_point": summaries[ACCEPTANCE],
+        "comparison_point": summaries[COMPARISON],
     }
 
 
@@ -365,7 +358,7 @@ def main() -> None:
     with scratch_database() as database:
         results["database"] = database
         steps: dict[str, Callable[[], JSONDict]] = {
-            "assembly": lambda: run_assembly(runs),
+            "assembly": lambda: run_assembly(runs, 1 if args.quick else 3),
             "request_scope": lambda: _request_scope(3 if args.quick else 9),
             "throughput": lambda: _throughput(1.0 if args.quick else 4.0),
             "profile": run_profile,
