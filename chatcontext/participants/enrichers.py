@@ -8,11 +8,10 @@ mentionability or core fields, so it can never reveal what hydration hid.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from chatcontext.participants.model import (
@@ -21,8 +20,9 @@ from chatcontext.participants.model import (
     ParticipantKey,
     ParticipantProfileField,
 )
+from chatcontext.participants.registry import DEFAULT_TIMEOUT_MS, order_registrations, timeout_ms_from_env
 
-DEFAULT_ENRICHER_TIMEOUT_MS = 1500
+DEFAULT_ENRICHER_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
 
 # H-11/H-20: the core kinds and their orders; anything else from core hydration is dropped.
 CORE_FIELD_ORDERS: dict[str, int] = {
@@ -86,38 +86,15 @@ class EnricherRegistry:
 
 
 def enricher_timeout_ms(raw: str | None = None) -> int:
-    """`PARTICIPANT_ENRICHER_TIMEOUT_MS`, default 1500; invalid or ≤ 0 → default."""
-    value = os.environ.get("PARTICIPANT_ENRICHER_TIMEOUT_MS", "") if raw is None else raw
-    try:
-        parsed = int(value.strip())
-    except ValueError:
-        return DEFAULT_ENRICHER_TIMEOUT_MS
-    return parsed if parsed > 0 else DEFAULT_ENRICHER_TIMEOUT_MS
+    """H-20: `PARTICIPANT_ENRICHER_TIMEOUT_MS`, default 1500; invalid or ≤ 0 → default."""
+    return timeout_ms_from_env("PARTICIPANT_ENRICHER_TIMEOUT_MS", raw)
 
 
 def build_enricher_registry(
     extensions: Iterable[EnricherRegistration] = (), *, timeout_ms: int | None = None
 ) -> EnricherRegistry:
     """Ids case-normalized and unique; ordered by dependencies, then numeric order, then id."""
-    pending: dict[str, EnricherRegistration] = {}
-    for registration in extensions:
-        eid = registration.id.strip().lower()
-        if not eid or eid in pending:
-            raise EnricherRegistryError("participant enricher ids must be non-empty and unique")
-        depends_on = tuple(d.strip().lower() for d in registration.depends_on)
-        pending[eid] = replace(registration, id=eid, depends_on=depends_on)
-    if any(dep not in pending for r in pending.values() for dep in r.depends_on):
-        raise EnricherRegistryError("a participant enricher depends on an unknown enricher")
-    ordered: list[EnricherRegistration] = []
-    placed: set[str] = set()
-    while pending:
-        ready = [r for r in pending.values() if all(d in placed for d in r.depends_on)]
-        if not ready:
-            raise EnricherRegistryError("participant enricher dependencies form a cycle")
-        chosen = min(ready, key=lambda r: (r.order, r.id))
-        ordered.append(chosen)
-        placed.add(chosen.id)
-        del pending[chosen.id]
+    ordered = order_registrations(extensions, error=EnricherRegistryError, noun="enricher")
     timeout = enricher_timeout_ms() if timeout_ms is None else enricher_timeout_ms(str(timeout_ms))
     return EnricherRegistry(tuple(ordered), timeout)
 

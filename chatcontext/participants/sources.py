@@ -7,7 +7,6 @@ sources; ``build_plan`` is the D-33 merge shared with the reference plan of disc
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,10 +25,11 @@ from chatcontext.participants.model import (
     PublicPersonaProfile,
     parse_persona_id,
 )
+from chatcontext.participants.registry import DEFAULT_TIMEOUT_MS, order_registrations, timeout_ms_from_env
 from chatcontext.types import PersonaInfo
 
 MENTIONABLE = "mentionable"
-DEFAULT_SOURCE_TIMEOUT_MS = 1500
+DEFAULT_SOURCE_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
 
 
 class ParticipantSourceError(Exception):
@@ -86,12 +86,7 @@ class SourceRegistration:
 
 def source_timeout_ms(raw: str | None = None) -> int:
     """D-32: `PARTICIPANT_SOURCE_TIMEOUT_MS`, default 1500; invalid or ≤ 0 → default."""
-    value = os.environ.get("PARTICIPANT_SOURCE_TIMEOUT_MS", "") if raw is None else raw
-    try:
-        parsed = int(value.strip())
-    except ValueError:
-        return DEFAULT_SOURCE_TIMEOUT_MS
-    return parsed if parsed > 0 else DEFAULT_SOURCE_TIMEOUT_MS
+    return timeout_ms_from_env("PARTICIPANT_SOURCE_TIMEOUT_MS", raw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,28 +319,13 @@ def build_source_registry(
     extensions: Iterable[SourceRegistration] = (), *, timeout_ms: int | None = None
 ) -> SourceRegistry:
     """D-32: ids case-normalized and unique; unknown dependencies and cycles fail here."""
-    core_ids = {s.id for s in CORE_SOURCES}
-    pending: dict[str, SourceRegistration] = {}
-    for registration in extensions:
-        sid = registration.id.strip().lower()
-        if not sid or sid in core_ids or sid in pending:
-            raise RegistryError("participant source ids must be non-empty and unique")
-        deps = tuple(d.strip().lower() for d in registration.depends_on)
-        pending[sid] = replace(registration, id=sid, depends_on=deps, core=False)
-    for registration in pending.values():
-        for dep in registration.depends_on:
-            if dep not in pending and dep not in core_ids:
-                raise RegistryError("a participant source depends on an unknown source")
-    ordered: list[SourceRegistration] = []
-    placed = set(core_ids)
-    while pending:
-        ready = [r for r in pending.values() if all(d in placed for d in r.depends_on)]
-        if not ready:
-            raise RegistryError("participant source dependencies form a cycle")
-        chosen = min(ready, key=lambda r: (r.order, r.id))
-        ordered.append(chosen)
-        placed.add(chosen.id)
-        del pending[chosen.id]
+    ordered = order_registrations(
+        extensions,
+        error=RegistryError,
+        noun="source",
+        reserved_ids=frozenset(s.id for s in CORE_SOURCES),
+        core=False,
+    )
     timeout = source_timeout_ms() if timeout_ms is None else source_timeout_ms(str(timeout_ms))
     return SourceRegistry((*CORE_SOURCES, *ordered), timeout)
 
