@@ -15,14 +15,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.foundation.test_serve_live import _free_port, _get
 from tests.playground.conftest import MINA, REI
+from tests.serve_process import fresh_env, manage, serving
 
 pytestmark = pytest.mark.slow
 
@@ -37,14 +35,8 @@ USERNAME, PASSWORD = "playground-admin", "pw-playground-browser"
 
 def server_env(var_dir: Path) -> dict[str, str]:
     """A fresh SQLite database, no Redis (in-memory channel layer), no bot and no LLM provider."""
-    dropped = {"DATABASE_URL", "REDIS_URL", "DISCORD_TOKEN", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG"}
-    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("LLM_")}
-    return {
-        **env,
-        "TOMORI_VAR_DIR": str(var_dir),
-        "DJANGO_SUPERUSER_USERNAME": USERNAME,
-        "DJANGO_SUPERUSER_PASSWORD": PASSWORD,
-    }
+    env = fresh_env(var_dir, DJANGO_SUPERUSER_USERNAME=USERNAME, DJANGO_SUPERUSER_PASSWORD=PASSWORD)
+    return {k: v for k, v in env.items() if not k.startswith("LLM_")}
 
 
 def ensure_node_modules() -> None:
@@ -59,52 +51,28 @@ def ensure_node_modules() -> None:
 def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(tmp_path):
     ensure_node_modules()
     env = server_env(tmp_path)
-    manage = [sys.executable, str(ROOT / "manage.py")]
     for command in (["migrate", "--noinput", "-v0"], ["load_demo"], ["ensure_admin"]):
-        subprocess.run([*manage, *command], cwd=ROOT, env=env, check=True, timeout=300, capture_output=True)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
+        manage(env, *command)
     log_path = tmp_path / "serve.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [*manage, "serve", "--port", str(port), "--no-bot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    with serving(env, log_path, "--no-bot") as base:
+        script = subprocess.run(
+            ["node", "playground.mjs"],
+            cwd=BROWSER_DIR,
+            env={
+                **os.environ,
+                "BASE_URL": base,
+                "PG_USERNAME": USERNAME,
+                "PG_PASSWORD": PASSWORD,
+                "PG_MINIMAL_ID": MINA,
+                "PG_FULL_ID": REI,
+                "PG_PROFILE_MARKER": "Pronouns: she/her",
+                "PG_SCREENSHOT": str(SCREENSHOT),
+                "CHROMIUM": str(CHROMIUM),
+            },
+            capture_output=True,
+            text=True,
+            timeout=SCRIPT_TIMEOUT_S,
         )
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                assert server.poll() is None, log_path.read_text()
-                try:
-                    if _get(f"{base}/api/v1/health") == 200:
-                        break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, "serve did not answer:\n" + log_path.read_text()
-                time.sleep(0.3)
-            script = subprocess.run(
-                ["node", "playground.mjs"],
-                cwd=BROWSER_DIR,
-                env={
-                    **os.environ,
-                    "BASE_URL": base,
-                    "PG_USERNAME": USERNAME,
-                    "PG_PASSWORD": PASSWORD,
-                    "PG_MINIMAL_ID": MINA,
-                    "PG_FULL_ID": REI,
-                    "PG_PROFILE_MARKER": "Pronouns: she/her",
-                    "PG_SCREENSHOT": str(SCREENSHOT),
-                    "CHROMIUM": str(CHROMIUM),
-                },
-                capture_output=True,
-                text=True,
-                timeout=SCRIPT_TIMEOUT_S,
-            )
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
     lines = script.stdout.strip().splitlines()
     assert lines, f"no result from the browser script:\n{script.stderr}\n{log_path.read_text()}"
     result = json.loads(lines[-1])

@@ -1,0 +1,75 @@
+"""Run ``manage.py serve`` in a subprocess for tests that need a real HTTP + websocket server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.paths import REPO_ROOT
+
+START_TIMEOUT_SECONDS = 90
+MANAGE = [sys.executable, str(REPO_ROOT / "manage.py")]
+# Variables that would point the server at the developer's database, broker or bot.
+HOST_ONLY_VARIABLES = {"DATABASE_URL", "REDIS_URL", "DISCORD_TOKEN", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "DEBUG"}
+
+
+def fresh_env(var_dir: Path, **extra: str) -> dict[str, str]:
+    """This process's environment on a fresh SQLite database in `var_dir`, no Redis, no bot."""
+    env = {k: v for k, v in os.environ.items() if k not in HOST_ONLY_VARIABLES}
+    return {**env, "TOMORI_VAR_DIR": str(var_dir), **extra}
+
+
+def manage(env: dict[str, str], *command: str) -> None:
+    subprocess.run([*MANAGE, *command], cwd=REPO_ROOT, env=env, check=True, timeout=300, capture_output=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+@contextmanager
+def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
+    """`manage.py serve` on a free port until it answers the health check; yields its base URL."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [*MANAGE, "serve", "--port", str(port), *args], cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_SECONDS
+            while True:
+                assert proc.poll() is None, log_path.read_text()
+                try:
+                    if http_status(f"{base}/api/v1/health") == 200:
+                        break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, "serve did not answer:\n" + log_path.read_text()
+                time.sleep(0.3)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
