@@ -182,7 +182,20 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"mask_path_ids": {"()": "botplatform.logging_filters.MaskPathIds"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console_masked": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["mask_path_ids"],
+        },
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Request paths carry Discord ids; these loggers print them on every 4xx/5xx.
+        "django.request": {"handlers": ["console_masked"], "level": "WARNING", "propagate": False},
+        "django.server": {"handlers": ["console_masked"], "level": "INFO", "propagate": False},
+    },
 }
