@@ -86,6 +86,9 @@ class HistoryRows:
     blacklisted: set[str] = field(default_factory=set)
     active_blocks: list[BlockRow] = field(default_factory=list)
     sprite_labels: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # Rows of reactors known up front (`Reaction.users`), read with `user_rows` in one query but kept
+    # apart so the history only learns their privacy level, as with reactors fetched later (BC3-08).
+    reactor_rows: dict[str, UserRow] = field(default_factory=dict)
 
 
 @dataclass
@@ -224,6 +227,20 @@ def prefetch_reaction_users(
     return fetched, calls
 
 
+def known_reactor_ids(messages: Iterable[DiscordMessage], config: StageConfig) -> set[str]:
+    """Ids of the reactors a transport already carries in `Reaction.users` (snapshots, playground), so
+    their rows join the first user-row read; live reactors are fetched later (BC3-08)."""
+    if not config.reaction_context_enabled:
+        return set()
+    per_reaction = max(0, config.reaction_max_users_per_reaction)
+    ids: set[str] = set()
+    for message in messages:
+        shown, _hidden = shown_reactions(message, config)
+        for reaction in shown:
+            ids.update((reaction.users or ())[:per_reaction])
+    return ids
+
+
 # ---------------------------------------------------------------------------------------------
 # Database rows (one batched query per kind)
 # ---------------------------------------------------------------------------------------------
@@ -245,14 +262,18 @@ def load_history_rows(
     now_ms: int,
     *,
     extra_user_ids: Iterable[str] = (),
+    reactor_ids: Iterable[str] = (),
     impersonation_relays: Mapping[str, str] | None = None,
 ) -> HistoryRows:
-    """Users, blacklist, active blocks and sprite labels for `messages` (window + referenced ones)."""
+    """Users, blacklist, active blocks and sprite labels for `messages` (window + referenced ones);
+    the rows of `reactor_ids` come from the same user-row query, kept in `reactor_rows`."""
     user_ids = referenced_user_ids(messages, impersonation_relays or {}) | set(extra_user_ids)
     persona = turn.persona
     blocks_apply = not turn.is_dm_channel and persona.server_id is not None and isinstance(persona.persona_id, int)
+    all_rows = repository.load_user_rows(user_ids | set(reactor_ids))
     return HistoryRows(
-        user_rows=repository.load_user_rows(user_ids),
+        user_rows={uid: row for uid, row in all_rows.items() if uid in user_ids},
+        reactor_rows={uid: row for uid, row in all_rows.items() if uid not in user_ids},
         blacklisted=repository.load_blacklisted(turn.server.server_id, user_ids),
         # BC2-07: blocks only in a guild, for a persona with both ids.
         active_blocks=(
@@ -350,12 +371,14 @@ def build_history(
     refs = prefetch_references(sliced, transport, config)
 
     loaded = all(v is None for v in (active_blocks, user_rows, blacklisted, sprite_labels))
+    known_reactors = known_reactor_ids(sliced, config) if loaded else set()
     if loaded:
         rows = load_history_rows(
             turn,
             [*sliced, *refs.messages()],
             now_ms,
             extra_user_ids=refs.author_ids(),
+            reactor_ids=known_reactors,
             impersonation_relays=relays,
         )
     else:
@@ -376,9 +399,12 @@ def build_history(
     reaction_users, reaction_calls = prefetch_reaction_users(visible_raw, transport, config)
     if loaded:
         reactors = {u.id for users in reaction_users.values() for us in users if us for u in us}
-        missing = reactors - set(rows.user_rows)
-        for uid, row in repository.load_user_rows(missing).items():
-            levels.setdefault(uid, row.privacy_level)
+        # Only reactors the transport did not carry up front cost a (single) further query.
+        missing = reactors - set(rows.user_rows) - known_reactors
+        reactor_rows = {**rows.reactor_rows, **repository.load_user_rows(missing)}
+        for uid in reactors - set(rows.user_rows):
+            if (reactor_row := reactor_rows.get(uid)) is not None:
+                levels.setdefault(uid, reactor_row.privacy_level)
         visibility = replace(visibility, privacy_levels=levels)
 
     authors = {m.author.id for m in [*visible_raw, *refs.messages()] if not m.webhook_id}
