@@ -7,14 +7,11 @@ These loaders are the only place the stage touches the ORM. Each returns value o
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.core.exceptions import EmptyResultSet
-from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from chatcontext.types import (
     BlockRow,
@@ -35,31 +32,6 @@ def ms_to_datetime(ms: int) -> datetime:
 
 def datetime_to_ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
-
-
-def raw_tuples(queryset: QuerySet[Any]) -> list[tuple[Any, ...]]:
-    """The driver's tuples for a ``values_list`` queryset: the SQL Django builds, without its per-row
-    converters, which the issue-9 profile showed cost more than the hot reads themselves. Callers
-    convert the few columns that need it (``json_value``, ``aware_datetime``, ``bool``)."""
-    compiler = queryset.query.get_compiler(using=queryset.db)
-    try:
-        sql, params = compiler.as_sql()
-    except EmptyResultSet:
-        return []
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
-def json_value(value: Any) -> Any:
-    """A JSON column as read raw: text on SQLite and PostgreSQL (Django keeps jsonb as text)."""
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def aware_datetime(value: datetime | str) -> datetime:
-    """A datetime column as read raw: ISO text on SQLite, stored in UTC (USE_TZ)."""
-    parsed = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def server_config(server: m.Server) -> ServerConfig:
@@ -170,15 +142,13 @@ def user_row(user: m.DiscordUser) -> UserRow:
 # `UserRow` fields are named after their `DiscordUser` columns.
 USER_ROW_COLUMNS = tuple(f.name for f in dataclasses.fields(UserRow))
 _TAGS = USER_ROW_COLUMNS.index("physical_appearance_tags")
-_OPT_IN = USER_ROW_COLUMNS.index("shortterm_cache_crossserver_opt_in")
 
 
 def user_row_from_values(values: Sequence[Any]) -> UserRow:
-    """``user_row`` for a ``raw_tuples`` (or ``values_list``) row of ``USER_ROW_COLUMNS``: a turn reads
-    hundreds of user rows, and building model instances for them cost more than the queries."""
+    """``user_row`` for a ``values_list(*USER_ROW_COLUMNS)`` tuple: a turn reads hundreds of user rows,
+    and building model instances for them cost more than the queries themselves."""
     fields = list(values[: len(USER_ROW_COLUMNS)])
-    fields[_TAGS] = tuple(str(t) for t in json_value(fields[_TAGS]) or ())
-    fields[_OPT_IN] = bool(fields[_OPT_IN])  # SQLite returns 0/1
+    fields[_TAGS] = tuple(str(t) for t in fields[_TAGS] or ())
     return UserRow(*fields)
 
 
@@ -186,7 +156,7 @@ def load_user_rows(disc_ids: Iterable[str]) -> dict[str, UserRow]:
     ids = sorted(set(disc_ids))
     if not ids:
         return {}
-    rows = raw_tuples(m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list(*USER_ROW_COLUMNS))
+    rows = m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list(*USER_ROW_COLUMNS)
     return {row.user_disc_id: row for row in map(user_row_from_values, rows)}
 
 

@@ -16,7 +16,7 @@ from django.db.models import Exists, IntegerField, OuterRef, Q, Value
 from django.db.models.functions import Length, Lower, StrIndex, Trim
 
 from chatcontext.participants.model import normalize_alias
-from chatcontext.repository import USER_ROW_COLUMNS, ms_to_datetime, raw_tuples, user_row_from_values
+from chatcontext.repository import USER_ROW_COLUMNS, ms_to_datetime, user_row_from_values
 from chatcontext.types import PrivacyLevel, UserRow
 from personas import models as m
 
@@ -128,7 +128,7 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     )
     candidate_ids = set(query.candidate_ids)
     rows: list[CandidateRow] = []
-    for values in raw_tuples(users):
+    for values in users:
         row = user_row_from_values(values)
         activity_flag, memory_flag, task_flag = values[len(USER_ROW_COLUMNS) :]
         if not (row.user_disc_id in candidate_ids or activity_flag or _nickname_hit(row.user_nickname, haystack)):

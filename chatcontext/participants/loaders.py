@@ -20,14 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from django.db.models import Q
 
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import (
-    aware_datetime,
-    datetime_to_ms,
-    json_value,
-    load_user_rows,
-    ms_to_datetime,
-    raw_tuples,
-)
+from chatcontext.repository import datetime_to_ms, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import models as m
@@ -106,14 +99,11 @@ _REMINDER_COLUMNS = (
 
 
 def _memory_row(
-    memory_id: int, user_id: int, lineage: int, content: object, raw_tags: object, created: datetime | str
+    memory_id: int, user_id: int, lineage: int, content: object, tags: object, created: datetime
 ) -> MemoryRow | None:
-    tags = json_value(raw_tags)
     if not isinstance(tags, list) or not isinstance(content, str):
         return None  # data-model §2.11: invalid rows are skipped
-    return MemoryRow(
-        memory_id, user_id, lineage, content, tuple(str(t) for t in tags), datetime_to_ms(aware_datetime(created))
-    )
+    return MemoryRow(memory_id, user_id, lineage, content, tuple(str(t) for t in tags), datetime_to_ms(created))
 
 
 def _reminder_row(values: tuple[Any, ...]) -> ReminderRow:
@@ -194,7 +184,7 @@ class DatabaseHydrationDeps:
             .values_list(*_MEMORY_COLUMNS)
         )
         grouped: dict[int, list[MemoryRow]] = {}
-        for values in raw_tuples(memories):
+        for values in memories:
             row = _memory_row(*values)
             if row is not None:
                 grouped.setdefault(row.user_id, []).append(row)
