@@ -24,7 +24,7 @@ from chatcontext.snapshot import (
 )
 from chatcontext.synthetic import generate_snapshot
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn
-from tests.pipeline.conftest import example_doc
+from tests.pipeline.conftest import assemble, example_doc
 
 pytestmark = pytest.mark.django_db
 
@@ -100,18 +100,7 @@ def test_bc10_04_durations_come_from_the_stage_clock() -> None:
     doc = example_doc()
     cache.clear()
     ticks = iter(range(1000))
-    with transaction.atomic():
-        loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
-        ctx = build_turn_context(
-            turn,
-            snapshot_transport(doc, messages, members),
-            transcripts=transcript_cache(doc),
-            config=StageConfig(),
-            clock=lambda: float(next(ticks)),
-        )
-        transaction.set_rollback(True)
+    ctx = assemble(doc, clock=lambda: float(next(ticks)))
     durations = ctx.diagnostics["durations"]
     assert durations["total_ms"] > durations["history_ms"] > 0
     assert "duration_ms" not in ctx.diagnostics["participants"]["hydration"]
@@ -153,18 +142,7 @@ def test_bc11_01_03_blocked_and_full_authors_audio_is_never_transcribed() -> Non
         return "transcribed words"
 
     cache.clear()
-    with transaction.atomic():
-        loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
-        ctx = build_turn_context(
-            turn,
-            snapshot_transport(doc, messages, members),
-            transcripts=transcript_cache(doc),
-            transcriber=transcriber,
-            config=StageConfig(),
-        )
-        transaction.set_rollback(True)
+    ctx = assemble(doc, transcriber=transcriber)
     assert heard == ["11"]  # 6009 is cached; only Mina's new one is transcribed
     assert ctx.diagnostics["history"]["voice_transcriptions"] == 1
 
@@ -248,14 +226,7 @@ def test_s66_bc10_04_diagnostics_carry_no_snowflake_name_or_text() -> None:
     into the serialized diagnostics."""
     doc = generate_snapshot(random.Random(66), messages=40, participants=6, memories_per_user=2, reminders_per_user=1)
     cache.clear()
-    with transaction.atomic():
-        loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
-        ctx = build_turn_context(
-            turn, snapshot_transport(doc, messages, members), transcripts=transcript_cache(doc), config=StageConfig()
-        )
-        transaction.set_rollback(True)
+    ctx = assemble(doc)
     serialized = json.dumps(ctx.diagnostics, ensure_ascii=False)
     assert not re.search(r"\d{17,}", serialized)
     words = set(re.findall(r"\w+", " ".join(m["content"] for m in doc["messages"])))
