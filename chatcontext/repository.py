@@ -1,7 +1,9 @@
 """Database reads of the Build Context stage, batched: one query per kind of row, never per user.
 
-These loaders are the only place the stage touches the ORM. Each returns value objects from
-``chatcontext.types`` so the pure middle never sees a model instance.
+These loaders and the participant loaders are the only place the stage touches the database. The
+per-turn reads are plain SQL through ``chatcontext.sql`` (the ORM's query building cost more than the
+queries, issue 9); the per-server ones (``load_server``, ``load_personas``) keep the ORM. Each returns
+value objects from ``chatcontext.types`` so the pure middle never sees a model instance.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Q
-
+from chatcontext import sql
 from chatcontext.types import (
     BlockRow,
     EmojiRow,
@@ -142,13 +143,15 @@ def user_row(user: m.DiscordUser) -> UserRow:
 # `UserRow` fields are named after their `DiscordUser` columns.
 USER_ROW_COLUMNS = tuple(f.name for f in dataclasses.fields(UserRow))
 _TAGS = USER_ROW_COLUMNS.index("physical_appearance_tags")
+_OPT_IN = USER_ROW_COLUMNS.index("shortterm_cache_crossserver_opt_in")
 
 
 def user_row_from_values(values: Sequence[Any]) -> UserRow:
-    """``user_row`` for a ``values_list(*USER_ROW_COLUMNS)`` tuple: a turn reads hundreds of user rows,
-    and building model instances for them cost more than the queries themselves."""
+    """``user_row`` for a row of ``USER_ROW_COLUMNS`` as the driver returns it: a turn reads hundreds
+    of user rows, and building model instances for them cost more than the queries themselves."""
     fields = list(values[: len(USER_ROW_COLUMNS)])
-    fields[_TAGS] = tuple(str(t) for t in fields[_TAGS] or ())
+    fields[_TAGS] = tuple(str(t) for t in sql.json_value(fields[_TAGS]) or ())
+    fields[_OPT_IN] = bool(fields[_OPT_IN])  # SQLite returns 0/1
     return UserRow(*fields)
 
 
@@ -156,7 +159,12 @@ def load_user_rows(disc_ids: Iterable[str]) -> dict[str, UserRow]:
     ids = sorted(set(disc_ids))
     if not ids:
         return {}
-    rows = m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list(*USER_ROW_COLUMNS)
+    u = sql.names(m.DiscordUser)
+    rows = sql.fetch(
+        m.DiscordUser,
+        f"SELECT {u.columns(*USER_ROW_COLUMNS)} FROM {u.table} WHERE {u['user_disc_id']} IN ({sql.placeholders(ids)})",
+        ids,
+    )
     return {row.user_disc_id: row for row in map(user_row_from_values, rows)}
 
 
@@ -164,29 +172,36 @@ def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]
     ids = sorted(set(disc_ids))
     if server_id is None or not ids:
         return set()
-    return set(
-        m.PersonalizationBlacklist.objects.filter(server_id=server_id, user_disc_id__in=ids).values_list(
-            "user_disc_id", flat=True
-        )
+    b = sql.names(m.PersonalizationBlacklist)
+    rows = sql.fetch(
+        m.PersonalizationBlacklist,
+        f"SELECT {b['user_disc_id']} FROM {b.table} "
+        f"WHERE {b['server']} = %s AND {b['user_disc_id']} IN ({sql.placeholders(ids)})",
+        [server_id, *ids],
     )
+    return {disc_id for (disc_id,) in rows}
 
 
 def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:
     """Active block and mute rows of one persona (BC2-07); empty in DMs or without ids."""
     if server_id is None or persona_id is None:
         return []
-    rows = m.PersonaUserBlock.objects.filter(
-        server_id=server_id, persona_id=persona_id, expires_at__gt=ms_to_datetime(now_ms)
-    ).order_by("id")
+    b = sql.names(m.PersonaUserBlock)
+    rows = sql.fetch(
+        m.PersonaUserBlock,
+        f"SELECT {b.columns('user_disc_id', 'block_type', 'expires_at', 'persona', 'reason')} FROM {b.table} "
+        f"WHERE {b['server']} = %s AND {b['persona']} = %s AND {b['expires_at']} > %s ORDER BY {b['id']}",
+        [server_id, persona_id, ms_to_datetime(now_ms)],
+    )
     return [
         BlockRow(
-            user_disc_id=r.user_disc_id,
-            block_type=r.block_type,  # type: ignore[arg-type]
-            expires_at_ms=datetime_to_ms(r.expires_at),
-            persona_id=r.persona_id,
-            reason=r.reason,
+            user_disc_id=disc_id,
+            block_type=block_type,
+            expires_at_ms=sql.epoch_ms(expires_at),
+            persona_id=persona,
+            reason=reason,
         )
-        for r in rows
+        for disc_id, block_type, expires_at, persona, reason in rows
     ]
 
 
@@ -195,37 +210,54 @@ def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]
     ids = sorted(set(message_ids))
     if not ids:
         return {}
-    rows = m.PersonaSpriteMessage.objects.filter(message_disc_id__in=ids).values_list(
-        "message_disc_id", "persona_id", "sprite_name"
+    s = sql.names(m.PersonaSpriteMessage)
+    rows = sql.fetch(
+        m.PersonaSpriteMessage,
+        f"SELECT {s.columns('message_disc_id', 'persona', 'sprite_name')} FROM {s.table} "
+        f"WHERE {s['message_disc_id']} IN ({sql.placeholders(ids)})",
+        ids,
     )
     return {mid: (pid, name) for mid, pid, name in rows}
 
 
 def load_emojis(server_id: int) -> list[EmojiRow]:
-    return [
-        EmojiRow(e.emoji_disc_id, e.emoji_name, e.is_animated, e.emoji_desc)
-        for e in m.ServerEmoji.objects.filter(server_id=server_id).order_by("id")
-    ]
+    e = sql.names(m.ServerEmoji)
+    rows = sql.fetch(
+        m.ServerEmoji,
+        f"SELECT {e.columns('emoji_disc_id', 'emoji_name', 'is_animated', 'emoji_desc')} FROM {e.table} "
+        f"WHERE {e['server']} = %s ORDER BY {e['id']}",
+        [server_id],
+    )
+    return [EmojiRow(disc_id, name, bool(animated), desc) for disc_id, name, animated, desc in rows]
 
 
 def load_stickers(server_id: int) -> list[StickerRow]:
-    return [
-        StickerRow(s.sticker_disc_id, s.sticker_name, s.sticker_desc)
-        for s in m.ServerSticker.objects.filter(server_id=server_id).order_by("id")
-    ]
+    s = sql.names(m.ServerSticker)
+    rows = sql.fetch(
+        m.ServerSticker,
+        f"SELECT {s.columns('sticker_disc_id', 'sticker_name', 'sticker_desc')} FROM {s.table} "
+        f"WHERE {s['server']} = %s ORDER BY {s['id']}",
+        [server_id],
+    )
+    return [StickerRow(*row) for row in rows]
 
 
 def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
     """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
-    rows = m.ServerMemory.objects.filter(
-        Q(persona_lineage_id=lineage_id) | Q(persona_lineage_id=0), server_id=server_id
-    ).order_by("-created_at", "-id")
+    s = sql.names(m.ServerMemory)
+    rows = sql.fetch(
+        m.ServerMemory,
+        f"SELECT {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} FROM {s.table} "
+        f"WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0) "
+        f"ORDER BY {s['created_at']} DESC, {s['id']} DESC",
+        [server_id, lineage_id],
+    )
     return [
         ServerMemoryRow(
-            persona_lineage_id=r.persona_lineage_id,
-            content=r.content,
-            tags=tuple(str(t) for t in r.tags or ()),
-            created_at_ms=datetime_to_ms(r.created_at),
+            persona_lineage_id=lineage,
+            content=content,
+            tags=tuple(str(t) for t in sql.json_value(tags) or ()),
+            created_at_ms=sql.epoch_ms(created_at),
         )
-        for r in rows
+        for lineage, content, tags, created_at in rows
     ]

@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection
-from django.db.models import Exists, IntegerField, OuterRef, Q, Value
-from django.db.models.functions import Length, Lower, StrIndex, Trim
-
+from chatcontext import sql
 from chatcontext.participants.model import normalize_alias
 from chatcontext.repository import USER_ROW_COLUMNS, ms_to_datetime, user_row_from_values
 from chatcontext.types import PrivacyLevel, UserRow
@@ -70,21 +67,22 @@ def _nickname_hit(nickname: str | None, haystack: str) -> bool:
     return bool(needle) and needle in haystack
 
 
-def _nickname_prefilter(haystack: str) -> Q:
-    """A SQL superset of "normalized saved nickname is a substring of ``haystack``".
+def _nickname_prefilter(haystack: str, vendor: str) -> tuple[str, list[str]]:
+    """A SQL superset of "normalized saved nickname is a substring of ``haystack``" (``u`` = users).
 
     ``LOWER(TRIM(nick))`` equals the D-05 normalization unless the nickname holds an `@`, a whitespace
     run or non-space whitespace; those rows are selected too and decided exactly in Python. SQLite's
     LOWER folds only ASCII, so there non-ASCII nicknames are also left to Python.
     """
-    uncertain = (
-        Q(user_nickname__contains="@")
-        | Q(user_nickname__contains="  ")
-        | Q(user_nickname__regex=f"[{_NON_SPACE_WHITESPACE}]")
-    )
-    if connection.vendor == "sqlite":
-        uncertain |= Q(user_nickname__regex=r"[^\x00-\x7f]")
-    return Q(nick_length__gt=0) & (Q(nick_position__gt=0) | uncertain)
+    nick = f"u.{sql.names(m.DiscordUser)['user_nickname']}"
+    position, regex = ("INSTR", "REGEXP") if vendor == "sqlite" else ("STRPOS", "~")
+    uncertain = [f"{position}({nick}, '@') > 0", f"{position}({nick}, '  ') > 0", f"{nick} {regex} %s"]
+    params = [haystack, f"[{_NON_SPACE_WHITESPACE}]"]
+    if vendor == "sqlite":
+        uncertain.append(f"{nick} {regex} %s")
+        params.append(r"[^\x00-\x7f]")
+    clause = f"(LENGTH(TRIM({nick})) > 0 AND ({position}(%s, LOWER(TRIM({nick}))) > 0 OR {' OR '.join(uncertain)}))"
+    return clause, params
 
 
 def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
@@ -93,45 +91,48 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     annotated with its evidence (memories in any lineage; a reminder targeting or created by the user
     that is still due)."""
     haystack = normalize_history_text(query.history_text)
-    now = ms_to_datetime(query.now_ms)
-    activity: Exists | Value = Value(False)
+    u, s = sql.names(m.DiscordUser), sql.names(m.StatCounter)
+    p, r = sql.names(m.PersonalMemory), sql.names(m.Reminder)
+    user_pk, user_disc_id = f"u.{u['user_id']}", f"u.{u['user_disc_id']}"
+    activity, activity_params = "0", []
     if query.server_id is not None:
-        activity = Exists(
-            m.StatCounter.objects.filter(
-                server_id=query.server_id, user_id=OuterRef("pk"), metric__in=ACTIVITY_METRICS, count__gt=0
-            )
+        activity = (
+            f"EXISTS (SELECT 1 FROM {s.table} s WHERE s.{s['server']} = %s AND s.{s['user']} = {user_pk} "
+            f"AND s.{s['metric']} IN ({sql.placeholders(ACTIVITY_METRICS)}) AND s.{s['count']} > 0)"
         )
-    memories = Exists(m.PersonalMemory.objects.filter(user_id=OuterRef("pk")))
-    tasks = Exists(
-        m.Reminder.objects.filter(
-            Q(user_discord_id=OuterRef("user_disc_id")) | Q(created_by_user_id=OuterRef("pk")),
-            reminder_time__gt=now,
-        )
+        activity_params = [query.server_id, *ACTIVITY_METRICS]
+    memories = f"EXISTS (SELECT 1 FROM {p.table} p WHERE p.{p['user']} = {user_pk})"
+    tasks = (
+        f"EXISTS (SELECT 1 FROM {r.table} r WHERE (r.{r['user_discord_id']} = {user_disc_id} "
+        f"OR r.{r['created_by_user']} = {user_pk}) AND r.{r['reminder_time']} > %s)"
     )
-    wanted = Q(user_disc_id__in=sorted(set(query.candidate_ids)))
+    candidate_ids = sorted(set(query.candidate_ids))
+    wanted: list[str] = []
+    where_params: list[object] = []
+    if candidate_ids:
+        wanted.append(f"{user_disc_id} IN ({sql.placeholders(candidate_ids)})")
+        where_params += candidate_ids
     if query.server_id is not None:
-        wanted |= Q(has_server_activity=True)
+        wanted.append(activity)
+        where_params += activity_params
     if haystack:
-        wanted |= _nickname_prefilter(haystack)
-    evidence = ("has_server_activity", "has_personal_memories", "has_pending_tasks")
-    users = (
-        m.DiscordUser.objects.annotate(
-            has_server_activity=activity,
-            has_personal_memories=memories,
-            has_pending_tasks=tasks,
-            nick_length=Length(Trim("user_nickname")),
-            nick_position=StrIndex(Value(haystack), Lower(Trim("user_nickname")), output_field=IntegerField()),
-        )
-        .filter(wanted)
-        .order_by("user_disc_id")
-        .values_list(*USER_ROW_COLUMNS, *evidence)
+        clause, clause_params = _nickname_prefilter(haystack, sql.vendor(m.DiscordUser))
+        wanted.append(clause)
+        where_params += clause_params
+    if not wanted:
+        return []
+    users = sql.fetch(
+        m.DiscordUser,
+        f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='u')}, {activity}, {memories}, {tasks} FROM {u.table} u "
+        f"WHERE {' OR '.join(wanted)} ORDER BY {user_disc_id}",
+        [*activity_params, ms_to_datetime(query.now_ms), *where_params],
     )
-    candidate_ids = set(query.candidate_ids)
+    wanted_ids = set(candidate_ids)
     rows: list[CandidateRow] = []
     for values in users:
         row = user_row_from_values(values)
         activity_flag, memory_flag, task_flag = values[len(USER_ROW_COLUMNS) :]
-        if not (row.user_disc_id in candidate_ids or activity_flag or _nickname_hit(row.user_nickname, haystack)):
+        if not (row.user_disc_id in wanted_ids or activity_flag or _nickname_hit(row.user_nickname, haystack)):
             continue  # selected only by the SQL superset of the nickname clause
         rows.append(
             CandidateRow(

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from django.db.models import Q
-
+from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import datetime_to_ms, load_user_rows, ms_to_datetime
+from chatcontext.repository import load_blacklisted, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import models as m
@@ -84,32 +82,36 @@ class HydrationDeps(Protocol):
     def role_name(self, role_id: str) -> str | None: ...
 
 
-_MEMORY_COLUMNS = ("personal_memory_id", "user_id", "persona_lineage_id", "content", "tags", "created_at")
+_MEMORY_COLUMNS = ("personal_memory_id", "user", "persona_lineage_id", "content", "tags", "created_at")
 _REMINDER_COLUMNS = (
     "reminder_id",
     "user_discord_id",
     "reminder_purpose",
     "reminder_time",
     "channel_disc_id",
-    "persona_id",
+    "persona",
     "self_reminder",
     "repetition_interval_hours",
-    "created_by_user_id",
+    "created_by_user",
 )
 
 
+_NAMING_OVERRIDES = ("nickname_override", "prefix_override", "suffix_override")
+
+
 def _memory_row(
-    memory_id: int, user_id: int, lineage: int, content: object, tags: object, created: datetime
+    memory_id: int, user_id: int, lineage: int, content: object, raw_tags: object, created: Any
 ) -> MemoryRow | None:
+    tags = sql.json_value(raw_tags)
     if not isinstance(tags, list) or not isinstance(content, str):
         return None  # data-model §2.11: invalid rows are skipped
-    return MemoryRow(memory_id, user_id, lineage, content, tuple(str(t) for t in tags), datetime_to_ms(created))
+    return MemoryRow(memory_id, user_id, lineage, content, tuple(str(t) for t in tags), sql.epoch_ms(created))
 
 
 def _reminder_row(values: tuple[Any, ...]) -> ReminderRow:
     reminder_id, target, purpose, when, channel, persona_id, is_self, repeat, creator = values
     return ReminderRow(
-        reminder_id, target, purpose, datetime_to_ms(when), channel, persona_id, is_self, repeat, creator
+        reminder_id, target, purpose, sql.epoch_ms(when), channel, persona_id, bool(is_self), repeat, creator
     )
 
 
@@ -160,17 +162,20 @@ class DatabaseHydrationDeps:
         ids = _ids(disc_ids)
         if not ids:
             return BatchRead()
-        rows = m.DiscordUser.objects.filter(user_disc_id__in=ids).values_list("user_disc_id", "privacy_level")
+        u = sql.names(m.DiscordUser)
+        rows = sql.fetch(
+            m.DiscordUser,
+            f"SELECT {u.columns('user_disc_id', 'privacy_level')} FROM {u.table} "
+            f"WHERE {u['user_disc_id']} IN ({sql.placeholders(ids)})",
+            ids,
+        )
         return BatchRead(dict(rows))
 
     def load_blacklisted(self, server_id: int | None, disc_ids: Sequence[str]) -> BatchRead[bool]:
         ids = _ids(disc_ids)
         if server_id is None or not ids:
             return BatchRead()
-        listed = m.PersonalizationBlacklist.objects.filter(server_id=server_id, user_disc_id__in=ids).values_list(
-            "user_disc_id", flat=True
-        )
-        return BatchRead(dict.fromkeys(listed, True))
+        return BatchRead(dict.fromkeys(load_blacklisted(server_id, ids), True))
 
     def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]:
         """H-14 step 1 for every user at once: lineage rows plus lineage 0, newest first."""
@@ -178,10 +183,14 @@ class DatabaseHydrationDeps:
         if not ids:
             return {}
         lineages = sorted({lineage_id, 0})
-        memories = (
-            m.PersonalMemory.objects.filter(user_id__in=ids, persona_lineage_id__in=lineages)
-            .order_by("-created_at", "-personal_memory_id")
-            .values_list(*_MEMORY_COLUMNS)
+        p = sql.names(m.PersonalMemory)
+        memories = sql.fetch(
+            m.PersonalMemory,
+            f"SELECT {p.columns(*_MEMORY_COLUMNS)} FROM {p.table} "
+            f"WHERE {p['user']} IN ({sql.placeholders(ids)}) "
+            f"AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)}) "
+            f"ORDER BY {p['created_at']} DESC, {p['personal_memory_id']} DESC",
+            [*ids, *lineages],
         )
         grouped: dict[int, list[MemoryRow]] = {}
         for values in memories:
@@ -194,19 +203,25 @@ class DatabaseHydrationDeps:
         """H-15 and H-21 in one read: pending rows of this server for the humans and the bot."""
         if query.server_id is None or query.persona_id is None or not (query.human_ids or query.bot_user_id):
             return []
-        human_persona = Q(persona_id=query.persona_id)
-        if query.include_unassigned:
-            human_persona |= Q(persona__isnull=True)
-        wanted = Q(user_discord_id__in=_ids(query.human_ids)) & human_persona
+        r = sql.names(m.Reminder)
+        wanted: list[str] = []
+        params: list[Any] = [query.server_id, m.Reminder.Status.PENDING.value, ms_to_datetime(query.now_ms)]
+        humans = _ids(query.human_ids)
+        if humans:
+            assigned = f"{r['persona']} = %s" + (f" OR {r['persona']} IS NULL" if query.include_unassigned else "")
+            wanted.append(f"({r['user_discord_id']} IN ({sql.placeholders(humans)}) AND ({assigned}))")
+            params += [*humans, query.persona_id]
         if query.bot_user_id:
-            wanted |= Q(user_discord_id=query.bot_user_id, self_reminder=True, persona_id=query.persona_id)
-        rows = m.Reminder.objects.filter(
-            wanted,
-            server_id=query.server_id,
-            status=m.Reminder.Status.PENDING,
-            reminder_time__gt=ms_to_datetime(query.now_ms),
-        ).order_by("reminder_time", "reminder_id")
-        return [_reminder_row(values) for values in rows.values_list(*_REMINDER_COLUMNS)]
+            wanted.append(f"({r['user_discord_id']} = %s AND {r['self_reminder']} = %s AND {r['persona']} = %s)")
+            params += [query.bot_user_id, True, query.persona_id]
+        rows = sql.fetch(
+            m.Reminder,
+            f"SELECT {r.columns(*_REMINDER_COLUMNS)} FROM {r.table} "
+            f"WHERE {r['server']} = %s AND {r['status']} = %s AND {r['reminder_time']} > %s "
+            f"AND ({' OR '.join(wanted)}) ORDER BY {r['reminder_time']}, {r['reminder_id']}",
+            params,
+        )
+        return [_reminder_row(values) for values in rows]
 
     def load_naming_preferences(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], NamingPreference]:
         """Data-model §2.10: every (user, lineage) pair of the turn in one read."""
@@ -215,14 +230,18 @@ class DatabaseHydrationDeps:
             return {}
         user_ids = sorted({user_id for user_id, _ in wanted})
         lineages = sorted({lineage for _, lineage in wanted})
-        rows = m.UserPersonaNamingPreference.objects.filter(user_id__in=user_ids, persona_lineage_id__in=lineages)
+        n = sql.names(m.UserPersonaNamingPreference)
+        rows = sql.fetch(
+            m.UserPersonaNamingPreference,
+            f"SELECT {n.columns('user', 'persona_lineage_id', *_NAMING_OVERRIDES)} FROM {n.table} "
+            f"WHERE {n['user']} IN ({sql.placeholders(user_ids)}) "
+            f"AND {n['persona_lineage_id']} IN ({sql.placeholders(lineages)})",
+            [*user_ids, *lineages],
+        )
         found: dict[tuple[int, int], NamingPreference] = {}
-        for row in rows:
-            pair = (row.user_id, row.persona_lineage_id)
-            if pair in wanted:
-                found[pair] = NamingPreference(
-                    row.user_id, row.persona_lineage_id, row.nickname_override, row.prefix_override, row.suffix_override
-                )
+        for user_id, lineage, nickname, prefix, suffix in rows:
+            if (user_id, lineage) in wanted:
+                found[(user_id, lineage)] = NamingPreference(user_id, lineage, nickname, prefix, suffix)
         return found
 
     def load_member(self, disc_id: str) -> MemberInfo | None:
