@@ -35,7 +35,8 @@ class Names:
         self.table = _quote(model._meta.db_table)
         self._columns: dict[str, str] = {}
         for field in model._meta.concrete_fields:
-            self._columns[field.name] = self._columns[field.attname] = _quote(field.column)
+            if field.column:
+                self._columns[field.name] = self._columns[field.attname] = _quote(field.column)
 
     def __getitem__(self, field: str) -> str:
         return self._columns[field]
