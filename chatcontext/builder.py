@@ -29,7 +29,7 @@ from chatcontext.descriptors import (
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, impersonation_tail_directive
 from chatcontext.participants.target_index import (
-    ParticipantTargetIndex,
+    TargetIndexCodec,
     merge_target_indexes,
     persona_mention_catalogue,
 )
@@ -449,7 +449,9 @@ def build_context(inputs: BuilderInputs) -> BuilderOutput:
 # ---------------------------------------------------------------------------------------------
 
 
-def attach_persona_catalog(items: Sequence[ContextItem], personas: Sequence[PersonaInfo]) -> list[ContextItem]:
+def attach_persona_catalog(
+    items: Sequence[ContextItem], personas: Sequence[PersonaInfo], codec: TargetIndexCodec | None = None
+) -> list[ContextItem]:
     """BC8-16: put the persona mention map (normalized alias → canonical trigger, unambiguous aliases
     only) and the persona catalogue merged into its target index (X-04) on a copy of the first item
     only; no text changes and the caller's items are not mutated."""
@@ -457,12 +459,13 @@ def attach_persona_catalog(items: Sequence[ContextItem], personas: Sequence[Pers
         return []
     catalogue = persona_mention_catalogue(personas)
     first = items[0]
-    index = merge_target_indexes([ParticipantTargetIndex.from_json(first.participant_target_index), catalogue.index])
+    codec = codec or TargetIndexCodec()
+    index = merge_target_indexes([codec.from_json(first.participant_target_index), catalogue.index])
     attached = dataclasses.replace(
         first,
         parts=list(first.parts),
         persona_mention_map=catalogue.mention_map,
-        participant_target_index=index.to_json(),
+        participant_target_index=codec.to_json(index),
     )
     return [attached, *items[1:]]
 

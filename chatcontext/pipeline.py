@@ -41,7 +41,7 @@ from chatcontext.participants.model import ActivePersonaScope, PreparationInput,
 from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
-from chatcontext.participants.target_index import collect_target_index
+from chatcontext.participants.target_index import TargetIndexCodec, collect_target_index
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.streaming import DeliberateToolConfig, effective_persona, gate_deliberate_tools, init_streaming_context
 from chatcontext.transport import ChatTransport, TransportError
@@ -349,6 +349,7 @@ def build_turn_context(
     )
 
     triggerer_id = incoming.message.author.id
+    target_indexes = TargetIndexCodec()
     participant_items = build_participant_context_items(
         prepared,
         ActivePersonaScope(
@@ -377,6 +378,7 @@ def build_turn_context(
         triggerer_name=turn.triggerer_name,
         triggerer_formatted_name=turn.triggerer_formatted_name,
         triggerer_address_term=turn.triggerer_address_term,
+        codec=target_indexes,
     )
     durations["participants_ms"] = _elapsed_ms(clock, step)
 
@@ -429,8 +431,8 @@ def build_turn_context(
         id_map=id_map,
         injected_items=incoming.injected_context_items or (),
     )
-    items = attach_persona_catalog(items, turn.all_personas)
-    target_index, _fallback_users = collect_target_index(items)
+    items = attach_persona_catalog(items, turn.all_personas, target_indexes)
+    target_index, _fallback_users = collect_target_index(items, target_indexes)
 
     durations["total_ms"] = _elapsed_ms(clock, started)
     diagnostics: JSONDict = {
@@ -454,7 +456,7 @@ def build_turn_context(
         emoji_strings=list(assets.emoji_strings),
         loaded_emojis=assets.emojis,
         loaded_stickers=assets.stickers,
-        participant_target_index=target_index.to_json(),
+        participant_target_index=target_indexes.to_json(target_index),
         diagnostics=diagnostics,
         exclusions=exclusions,
     )

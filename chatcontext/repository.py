@@ -150,7 +150,7 @@ def user_row_from_values(values: Sequence[Any]) -> UserRow:
     """``user_row`` for a row of ``USER_ROW_COLUMNS`` as the driver returns it: a turn reads hundreds
     of user rows, and building model instances for them cost more than the queries themselves."""
     fields = list(values[: len(USER_ROW_COLUMNS)])
-    fields[_TAGS] = tuple(str(t) for t in sql.json_value(fields[_TAGS]) or ())
+    fields[_TAGS] = sql.string_list(fields[_TAGS]) or ()
     fields[_OPT_IN] = bool(fields[_OPT_IN])  # SQLite returns 0/1
     return UserRow(*fields)
 
@@ -256,7 +256,7 @@ def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRo
         ServerMemoryRow(
             persona_lineage_id=lineage,
             content=content,
-            tags=tuple(str(t) for t in sql.json_value(tags) or ()),
+            tags=sql.string_list(tags) or (),
             created_at_ms=sql.epoch_ms(created_at),
         )
         for lineage, content, tags, created_at in rows

@@ -6,7 +6,7 @@ SQL itself. The stage's reads are simple and fixed, so they are written here onc
 models' own table and column names (a renamed field fails at the first read, not silently), run on
 the connection the database router picks for the model (the replay scratch database included), and
 return the driver's tuples. Callers convert the few columns whose driver value differs between
-SQLite and PostgreSQL with ``json_value``, ``aware_datetime`` and ``bool``.
+SQLite and PostgreSQL with ``string_list`` (JSON text), ``epoch_ms`` and ``bool``.
 
 Only reads live here; writes keep the ORM and its signals.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from django.db import connections, models, router
@@ -71,10 +71,18 @@ def fetch(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[tu
         return cursor.fetchall()
 
 
-def json_value(value: Any) -> Any:
-    """A JSON column as the driver returns it: text on SQLite and on PostgreSQL (Django keeps jsonb
-    as text), already decoded by drivers that do decode it."""
-    return json.loads(value) if isinstance(value, str) else value
+def string_list(value: Any) -> tuple[str, ...] | None:
+    """A JSON list-of-strings column (tags) as a tuple, or None when the value is not a list."""
+    if isinstance(value, str):
+        return _decoded_string_list(value)
+    return tuple(str(v) for v in value) if isinstance(value, list) else None
+
+
+# Tag lists repeat across rows and turns (`[]` above all), and decoding them was a tenth of a
+# memory read.
+@lru_cache(maxsize=4096)
+def _decoded_string_list(text: str) -> tuple[str, ...] | None:
+    return string_list(json.loads(text))
 
 
 def aware_datetime(value: datetime | str) -> datetime:

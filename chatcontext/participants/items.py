@@ -18,7 +18,7 @@ from chatcontext.participants.mentions import convert_mentions, extend_directory
 from chatcontext.participants.model import ActivePersonaScope, HydratedParticipantProfile, PreparedParticipantContext
 from chatcontext.participants.projection import build_memory_projection
 from chatcontext.participants.render import RenderClock, render_participant_prompt, visible_field
-from chatcontext.participants.target_index import build_target_index, conversation_users
+from chatcontext.participants.target_index import TargetIndexCodec, build_target_index, conversation_users
 from chatcontext.participants.timefmt import format_clock, time_of_day_phrase, utc_label
 from chatcontext.types import ContextItem, ContextItemTag, PersonaInfo, ServerConfig, TextPart
 
@@ -80,6 +80,7 @@ def build_participant_context_items(
     triggerer_formatted_name: str | None = None,
     triggerer_address_term: str | None = None,
     expand_attribute_macros: Callable[[str], str] | None = None,
+    codec: TargetIndexCodec | None = None,
 ) -> ParticipantItems:
     """R-01: profile (above history), presence and current context (tail) for one persona turn.
 
@@ -135,7 +136,7 @@ def build_participant_context_items(
             triggerer_address_term=triggerer_address_term,
         )
 
-    index_json = index.to_json()
+    index_json = (codec or TargetIndexCodec()).to_json(index)
     users = conversation_users(index)
     projection = build_memory_projection(
         hydrated.memory_entries, profile_text_without_memories=convert(rendered.profile_text_without_memories)

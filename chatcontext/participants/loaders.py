@@ -102,10 +102,10 @@ _NAMING_OVERRIDES = ("nickname_override", "prefix_override", "suffix_override")
 def _memory_row(
     memory_id: int, user_id: int, lineage: int, content: object, raw_tags: object, created: Any
 ) -> MemoryRow | None:
-    tags = sql.json_value(raw_tags)
-    if not isinstance(tags, list) or not isinstance(content, str):
+    tags = sql.string_list(raw_tags)
+    if tags is None or not isinstance(content, str):
         return None  # data-model §2.11: invalid rows are skipped
-    return MemoryRow(memory_id, user_id, lineage, content, tuple(str(t) for t in tags), sql.epoch_ms(created))
+    return MemoryRow(memory_id, user_id, lineage, content, tags, sql.epoch_ms(created))
 
 
 def _reminder_row(values: tuple[Any, ...]) -> ReminderRow:

@@ -69,6 +69,44 @@ class ParticipantTargetIndex:
         )
 
 
+class TargetIndexCodec:
+    """JSON and typed forms of the target indexes of one turn's items.
+
+    The index travels on items as JSON (R-19), so every stage that merges indexes (the persona
+    catalogue, X-06 at the end of the turn) re-parsed what an earlier stage of the same turn had just
+    serialized: a tenth of the stage at 200 participants (issue 9). The codec remembers, by identity,
+    the typed index behind each JSON form it produced and the JSON of each target it serialized, so
+    an unchanged target is serialized once per turn; JSON it did not produce is parsed as usual. The
+    JSON it returns is shared between items and must be treated as read-only.
+    """
+
+    def __init__(self) -> None:
+        # Values hold the keyed object itself, so an id cannot be reused while it is remembered.
+        self._indexes: dict[int, tuple[JSONDict, ParticipantTargetIndex]] = {}
+        self._targets: dict[int, tuple[ParticipantTarget, JSONDict]] = {}
+
+    def to_json(self, index: ParticipantTargetIndex) -> JSONDict:
+        data = {
+            "targets": [self._target_json(t) for t in index.targets],
+            "persona_catalog_complete": index.persona_catalog_complete,
+        }
+        self._indexes[id(data)] = (data, index)
+        return data
+
+    def from_json(self, data: JSONDict | None) -> ParticipantTargetIndex:
+        known = self._indexes.get(id(data)) if data else None
+        if known is not None and known[0] is data:
+            return known[1]
+        return ParticipantTargetIndex.from_json(data)
+
+    def _target_json(self, target: ParticipantTarget) -> JSONDict:
+        known = self._targets.get(id(target))
+        if known is None or known[0] is not target:
+            known = (target, _target_json(target))
+            self._targets[id(target)] = known
+        return known[1]
+
+
 def _alias_json(alias: ParticipantAlias) -> JSONDict:
     return {
         "owner": alias.owner.serialized,
@@ -243,14 +281,15 @@ def persona_mention_catalogue(personas: Iterable[PersonaInfo]) -> PersonaMention
     return PersonaMentionCatalogue(ParticipantTargetIndex(tuple(targets), True), mention_map)
 
 
-def collect_target_index(items: Iterable[ContextItem]) -> tuple[ParticipantTargetIndex, list[JSONDict]]:
+def collect_target_index(
+    items: Iterable[ContextItem], codec: TargetIndexCodec | None = None
+) -> tuple[ParticipantTargetIndex, list[JSONDict]]:
     """X-06: merge the indexes of all items; `conversation_users` of profile items is the fallback
     the tools use when the merged index has no targets."""
     materialized = list(items)
+    codec = codec or TargetIndexCodec()
     index = merge_target_indexes(
-        ParticipantTargetIndex.from_json(item.participant_target_index)
-        for item in materialized
-        if item.participant_target_index
+        codec.from_json(item.participant_target_index) for item in materialized if item.participant_target_index
     )
     fallback = [
         user
