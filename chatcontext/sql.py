@@ -73,8 +73,10 @@ def fetch(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[tu
 
 def string_list(value: Any) -> tuple[str, ...] | None:
     """A JSON list-of-strings column (tags) as a tuple, or None when the value is not a list."""
-    if isinstance(value, str):
-        return _decoded_string_list(value)
+    return _decoded_string_list(value) if isinstance(value, str) else _as_string_list(value)
+
+
+def _as_string_list(value: Any) -> tuple[str, ...] | None:
     return tuple(str(v) for v in value) if isinstance(value, list) else None
 
 
@@ -82,7 +84,7 @@ def string_list(value: Any) -> tuple[str, ...] | None:
 # memory read.
 @lru_cache(maxsize=4096)
 def _decoded_string_list(text: str) -> tuple[str, ...] | None:
-    return string_list(json.loads(text))
+    return _as_string_list(json.loads(text))
 
 
 def aware_datetime(value: datetime | str) -> datetime:

@@ -7,6 +7,7 @@ that priorities, purposes and exposure stay identical everywhere.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 from chatcontext.participants.model import (
@@ -108,6 +109,39 @@ def user_aliases(
     ``input_reference`` alias. ``discord_id_fallback`` is added only when no alias built *in this
     call* has an output purpose.
     """
+    return list(
+        _user_aliases(
+            key,
+            saved_nickname,
+            guild_display_name,
+            guild_nickname,
+            global_name,
+            username,
+            discord_id,
+            expose_saved_nickname,
+            impersonated_identity,
+            effective_nickname,
+            formatted_name,
+        )
+    )
+
+
+# Cached (the arguments are immutable values): discovery and hydration build the catalogues of the
+# same members on every turn, and at 200 participants that was a tenth of discovery (issue 9).
+@functools.lru_cache(maxsize=8192)
+def _user_aliases(
+    key: ParticipantKey,
+    saved_nickname: str | None,
+    guild_display_name: str | None,
+    guild_nickname: str | None,
+    global_name: str | None,
+    username: str | None,
+    discord_id: str | None,
+    expose_saved_nickname: bool,
+    impersonated_identity: str | None,
+    effective_nickname: str | None,
+    formatted_name: str | None,
+) -> tuple[ParticipantAlias, ...]:
     saved_purposes = _NAME_PURPOSES if expose_saved_nickname else _INPUT_ONLY
     aliases = _collect(
         [
@@ -132,7 +166,7 @@ def user_aliases(
         aliases.extend(
             _collect([make_alias(key, discord_id, "discord_id_fallback", _IDENTITY_PURPOSES, "visible", 50)])
         )
-    return aliases
+    return tuple(aliases)
 
 
 def persona_nickname_alias(persona: PersonaInfo) -> ParticipantAlias | None:

@@ -1,0 +1,129 @@
+"""The stage's plain-SQL reads (chatcontext/sql.py) return what the ORM would, on SQLite and on
+PostgreSQL: column names, JSON and boolean columns, datetime columns and datetime parameters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chatcontext import repository, sql
+from chatcontext.participants.loaders import DatabaseHydrationDeps, ReminderQuery
+from chatcontext.types import BlockRow, MemoryRow
+from personas import models as m
+
+NOW = datetime(2026, 5, 1, 12, 0, 0, 250000, tzinfo=UTC)
+NOW_MS = repository.datetime_to_ms(NOW)
+BOT = "900000000000000001"
+
+
+def test_names_map_fields_and_foreign_key_attributes_to_quoted_columns():
+    memories = sql.names(m.PersonalMemory)
+    assert memories.table == '"personal_memories"'
+    assert memories["user"] == memories["user_id"] == '"user_id"'
+    assert memories.columns("content", "tags", alias="p") == 'p."content", p."tags"'
+    with pytest.raises(KeyError):
+        memories["no_such_field"]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("[]", ()),
+        ('["cats", 7]', ("cats", "7")),
+        (["dogs"], ("dogs",)),
+        ('{"a": 1}', None),
+        ('"cats"', None),
+        (None, None),
+    ],
+)
+def test_string_list_reads_json_text_or_decoded_lists(value, expected):
+    assert sql.string_list(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2026-05-01 12:00:00.250000", datetime(2026, 5, 1, 12, 0, 0, 250000), NOW],
+)
+def test_epoch_ms_treats_naive_driver_values_as_utc(value):
+    assert sql.epoch_ms(value) == NOW_MS
+
+
+@pytest.mark.django_db
+def test_user_rows_equal_the_orm_rows():
+    users = [
+        m.DiscordUser.objects.create(
+            user_disc_id="100000000000000001",
+            username="alice",
+            physical_appearance_tags=["red scarf", "tall"],
+            shortterm_cache_crossserver_opt_in=True,
+            timezone_offset=-5,
+            privacy_level=1,
+        ),
+        m.DiscordUser.objects.create(user_disc_id="100000000000000002", username="bob", user_nickname="Bobby"),
+    ]
+    rows = repository.load_user_rows([u.user_disc_id for u in users] + ["100000000000000003"])
+    assert rows == {u.user_disc_id: repository.user_row(u) for u in users}
+    assert rows["100000000000000001"].shortterm_cache_crossserver_opt_in is True
+    assert rows["100000000000000002"].shortterm_cache_crossserver_opt_in is False
+
+
+@pytest.mark.django_db
+def test_datetime_parameters_compare_like_the_orm():
+    server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
+    persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")
+    for disc_id, expires in (
+        ("100000000000000001", NOW + timedelta(milliseconds=1)),
+        ("100000000000000002", NOW),
+        ("100000000000000003", NOW - timedelta(hours=1)),
+    ):
+        m.PersonaUserBlock.objects.create(
+            server=server, persona=persona, user_disc_id=disc_id, reason="spam", expires_at=expires
+        )
+    active = repository.load_active_blocks(server.server_id, persona.persona_id, NOW_MS)
+    orm = m.PersonaUserBlock.objects.filter(server=server, persona=persona, expires_at__gt=NOW)
+    assert [b.user_disc_id for b in active] == [b.user_disc_id for b in orm.order_by("id")] == ["100000000000000001"]
+    assert active == [BlockRow("100000000000000001", "block", NOW_MS + 1, persona.persona_id, "spam")]
+
+
+@pytest.mark.django_db
+def test_personal_memories_newest_first_with_tags_and_invalid_rows_skipped():
+    user = m.DiscordUser.objects.create(user_disc_id="100000000000000001", username="alice")
+    older = m.PersonalMemory.objects.create(user=user, persona_lineage_id=10001, content="likes tea", tags=["tea"])
+    newer = m.PersonalMemory.objects.create(user=user, persona_lineage_id=0, content="plays go")
+    m.PersonalMemory.objects.create(user=user, persona_lineage_id=10002, content="other lineage")
+    m.PersonalMemory.objects.create(user=user, persona_lineage_id=10001, content="bad tags", tags={"not": "a list"})
+    m.PersonalMemory.objects.filter(pk=older.pk).update(created_at=NOW - timedelta(days=1))
+    m.PersonalMemory.objects.filter(pk=newer.pk).update(created_at=NOW)
+    m.PersonalMemory.objects.filter(content="bad tags").update(created_at=NOW - timedelta(days=2))
+
+    memories = DatabaseHydrationDeps(transport=None).load_personal_memories([user.user_id], 10001)  # type: ignore[arg-type]
+
+    assert memories == {
+        user.user_id: [
+            MemoryRow(newer.pk, user.user_id, 0, "plays go", (), NOW_MS),
+            MemoryRow(older.pk, user.user_id, 10001, "likes tea", ("tea",), NOW_MS - 86_400_000),
+        ]
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("humans", [(), ("100000000000000001",)])
+def test_reminder_read_with_or_without_human_targets(humans):
+    server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
+    persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")
+    common = {"server": server, "channel_disc_id": "300000000000000001", "reminder_time": NOW + timedelta(hours=1)}
+    human = m.Reminder.objects.create(user_discord_id="100000000000000001", reminder_purpose="stretch", **common)
+    task = m.Reminder.objects.create(
+        user_discord_id=BOT, reminder_purpose="water the plants", self_reminder=True, persona=persona, **common
+    )
+    m.Reminder.objects.create(user_discord_id=BOT, reminder_purpose="not a self-task", persona=persona, **common)
+
+    rows = DatabaseHydrationDeps(transport=None).load_reminders(  # type: ignore[arg-type]
+        ReminderQuery(server.server_id, humans, persona.persona_id, True, BOT, NOW_MS)
+    )
+
+    expected = [human.reminder_id, task.reminder_id] if humans else [task.reminder_id]
+    assert [r.reminder_id for r in rows] == expected
+    assert rows[-1].self_reminder is True
+    assert rows[-1].reminder_time_ms == NOW_MS + 3_600_000
