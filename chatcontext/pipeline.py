@@ -339,8 +339,11 @@ def build_turn_context(
         naming_preferences=preferences,
         live_names=live_names,
     )
+    # Only mentions inside persona-authored entries are relabelled (BC7-07), so only their users need
+    # a label per persona.
+    persona_mentioned = set(_persona_mention_ids(entries))
     mention_labels = history_persona_mention_labels(
-        rows.values(),
+        [row for row in rows.values() if row.user_disc_id in persona_mentioned],
         personas=turn.all_personas,
         personalization_enabled=personalization,
         blacklisted=blacklisted,

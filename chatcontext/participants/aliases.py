@@ -8,6 +8,7 @@ that priorities, purposes and exposure stay identical everywhere.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterable, Sequence
 
 from chatcontext.participants.model import (
@@ -224,15 +225,20 @@ def webhook_alias(webhook_id: str, display_name: str | None) -> list[Participant
     )
 
 
+_priority = operator.attrgetter("priority")
+
+
 def aliases_for_purpose(aliases: Iterable[ParticipantAlias], purpose: Purpose) -> list[ParticipantAlias]:
     """D-08: stable-sort by priority, keep aliases having ``purpose``, drop later duplicates of the
     same ``(owner, normalized)`` pair."""
-    seen: set[tuple[ParticipantKey, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     kept: list[ParticipantAlias] = []
-    for alias in sorted(aliases, key=lambda a: a.priority):
+    for alias in sorted(aliases, key=_priority):
         if purpose not in alias.purposes:
             continue
-        pair = (alias.owner, alias.normalized)
+        # The owner's fields rather than the key itself: hashing strings skips a Python-level
+        # dataclass __hash__ per alias (a turn runs this view a few hundred times).
+        pair = (alias.owner.kind, alias.owner.id, alias.normalized)
         if pair in seen:
             continue
         seen.add(pair)
