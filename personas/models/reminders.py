@@ -61,6 +61,8 @@ class Reminder(models.Model):
             models.Index(fields=["reminder_time"], name="reminder_time_idx"),
             models.Index(Coalesce("next_attempt_at", "reminder_time"), name="reminder_next_due_idx"),
             models.Index(fields=["server", "user_discord_id", "reminder_time"], name="reminder_target_idx"),
+            # "Has a pending task" evidence of participant discovery (D-16) looks across servers.
+            models.Index(fields=["user_discord_id", "reminder_time"], name="reminder_user_due_idx"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -46,6 +46,11 @@ class DiscordUser(models.Model):
     class Meta:
         db_table = "users"
         ordering = ["user_id"]
+        indexes = [
+            # Participant discovery looks for saved nicknames written in the history (D-16); only the
+            # few users who saved one are visited, not every server's users.
+            models.Index(fields=["user_id"], condition=models.Q(user_nickname__gt=""), name="users_saved_nickname_idx"),
+        ]
         constraints = [
             models.CheckConstraint(condition=models.Q(privacy_level__in=[0, 1, 2]), name="user_privacy_level_valid"),
             models.CheckConstraint(
