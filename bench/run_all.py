@@ -6,9 +6,13 @@ Sections (all by default, or a comma-separated ``--sections`` subset):
   size (20/50/100 messages at 200 participants), participants (2/10/20/200 at 100 messages) and
   personal memories per user (0/10/50/300 at 100 messages and 20 participants); 10 memories per
   participant unless the sweep varies them. The acceptance point is 100 messages x 200 participants.
-  Three passes over all points, so a burst of load from another process spreads over every point.
+  Seven passes over all points (6 timed turns per point and pass), so a slow spell of the machine
+  (the shared 2-core VM runs up to 1.7x slower for minutes at a time) spreads over every point.
 - ``request_scope``: 1, 3 and 5 personas in one locked turn, with and without the shared scope.
 - ``throughput``: turns per second with 1, 2 and 4 channels assembling concurrently.
+- ``users_table``: the one discovery read whose cost depends on the whole database rather than the
+  channel: the D-16 candidate read at 1,000, 10,000 and 100,000 users of other servers in the users
+  table (10 % with a saved nickname), with the acceptance point's history text.
 - ``profile``: a pyinstrument profile of the acceptance point (bench/results/profile.txt).
 - ``stt``: real-time factor of voice transcription (bench/stt.py, run as a subprocess).
 - ``api``: API requests per second and p50/p99 latency (bench/api.py as a subprocess; recorded as
@@ -29,6 +33,7 @@ import importlib
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -45,7 +50,7 @@ BENCH = ROOT / "bench"
 RESULTS = BENCH / "results.json"
 BASELINE = BENCH / "baseline.json"
 PLOTS = BENCH / "results"
-SECTIONS = ("assembly", "request_scope", "throughput", "profile", "stt", "api")
+SECTIONS = ("assembly", "request_scope", "throughput", "users_table", "profile", "stt", "api")
 
 ACCEPTANCE = Shape(messages=100, participants=200, memories_per_user=10)
 COMPARISON = Shape(messages=100, participants=10, memories_per_user=10)
@@ -146,6 +151,47 @@ def _timed_reads() -> Iterator[list[float]]:
     finally:
         for owner, name, original in patched:
             setattr(owner, name, original)
+
+
+USERS_TABLE_SIZES = (1_000, 10_000, 100_000)
+
+
+def run_users_table(runs: int) -> JSONDict:
+    """Median time of the D-16 candidate read as the users table grows with other servers' users
+    (every tenth with a saved nickname); the channel stays the acceptance point's."""
+    from chatcontext.participants.candidates import CandidateQuery, load_candidate_rows
+    from personas import models as m
+
+    doc = generate_snapshot(ACCEPTANCE)
+    text = "\n".join(message["content"] for message in doc["messages"])
+    points = []
+    with rolled_back():
+        snap = load_turn(doc)
+        server_id = snap.turn.server.server_id
+        candidate_ids = tuple(member["user_disc_id"] for member in doc["members"])
+        for total in USERS_TABLE_SIZES:
+            present = m.DiscordUser.objects.count()
+            if total > present:
+                log(f"users table: {total} users")
+                m.DiscordUser.objects.bulk_create(
+                    [
+                        m.DiscordUser(
+                            user_disc_id=str(600_000_000_000_000_000 + i),
+                            username=f"other{i}",
+                            user_nickname=f"other nick {i}" if i % 10 == 0 else None,
+                        )
+                        for i in range(present, total)
+                    ],
+                    batch_size=5_000,
+                )
+            query = CandidateQuery(server_id, candidate_ids, text, snap.turn.now_ms)
+            timings = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                rows = load_candidate_rows(query)
+                timings.append((time.perf_counter() - started) * 1000)
+            points.append({"users": total, "median_ms": round(statistics.median(timings), 3), "rows": len(rows)})
+    return {"runs": runs, "saved_nickname_share": 0.1, "points": points}
 
 
 def run_profile() -> JSONDict:
@@ -343,7 +389,7 @@ def main() -> None:
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {sorted(unknown)}")
-    runs = 5 if args.quick else 21
+    runs = 5 if args.quick else 42
 
     started = time.perf_counter()
     results: JSONDict = {
@@ -358,9 +404,10 @@ def main() -> None:
     with scratch_database() as database:
         results["database"] = database
         steps: dict[str, Callable[[], JSONDict]] = {
-            "assembly": lambda: run_assembly(runs, 1 if args.quick else 3),
+            "assembly": lambda: run_assembly(runs, 1 if args.quick else 7),
             "request_scope": lambda: _request_scope(3 if args.quick else 9),
             "throughput": lambda: _throughput(1.0 if args.quick else 4.0),
+            "users_table": lambda: run_users_table(3 if args.quick else 15),
             "profile": run_profile,
             "stt": lambda: run_stt(1 if args.quick else 3),
             "api": lambda: run_api(60 if args.quick else 300),

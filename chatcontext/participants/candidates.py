@@ -77,12 +77,16 @@ def _nickname_prefilter(haystack: str, vendor: str, alias: str) -> tuple[str, li
     condition of the partial index of users with a saved nickname, so only those rows are visited.
     """
     nick = f"{alias}.{sql.names(m.DiscordUser)['user_nickname']}"
-    position, regex = ("INSTR", "REGEXP") if vendor == "sqlite" else ("STRPOS", "~")
-    uncertain = [f"{position}({nick}, '@') > 0", f"{position}({nick}, '  ') > 0", f"{nick} {regex} %s"]
-    params = [haystack, f"[{_NON_SPACE_WHITESPACE}]"]
     if vendor == "sqlite":
-        uncertain.append(f"{nick} {regex} %s")
-        params.append(r"[^\x00-\x7f]")
+        # GLOB classes rather than REGEXP: SQLite's REGEXP is a Python callback per row.
+        position = "INSTR"
+        uncertain = [f"{nick} GLOB %s", f"{nick} GLOB %s"]
+        params = [haystack, f"*[@{_NON_SPACE_WHITESPACE}]*", "*[^\x01-\x7f]*"]
+    else:
+        position = "STRPOS"
+        uncertain = [f"{nick} ~ %s"]
+        params = [haystack, f"[@{_NON_SPACE_WHITESPACE}]"]
+    uncertain.append(f"{position}({nick}, '  ') > 0")
     clause = (
         f"{nick} > '' AND LENGTH(TRIM({nick})) > 0 "
         f"AND ({position}(%s, LOWER(TRIM({nick}))) > 0 OR {' OR '.join(uncertain)})"
