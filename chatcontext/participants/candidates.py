@@ -100,9 +100,9 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     annotated with its evidence (memories in any lineage; a reminder targeting or created by the user
     that is still due).
 
-    The three conditions are a UNION of index-backed selects rather than one OR over the users table:
-    the users table holds every server's users, and the OR made every turn scan all of them (130 ms
-    per turn at 100,000 users on PostgreSQL, issue 9).
+    The three conditions are a UNION of index-backed selects of whole rows rather than one OR over the
+    users table (or a join back to it): the users table holds every server's users, and the OR made
+    every turn scan all of them (146 ms per turn at 100,000 users on PostgreSQL, issue 9).
     """
     haystack = normalize_history_text(query.history_text)
     u, s = sql.names(m.DiscordUser), sql.names(m.StatCounter)
@@ -124,28 +124,31 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     )
     now = ms_to_datetime(query.now_ms)
     candidate_ids = sorted(set(query.candidate_ids))
-    selects: list[str] = []
-    select_params: list[object] = []
+    branches: list[str] = []
+    branch_params: list[object] = []
     if candidate_ids:
-        selects.append(
-            f"SELECT c.{u['user_id']} FROM {u.table} c "
+        branches.append(
+            f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='c')} FROM {u.table} c "
             f"WHERE c.{u['user_disc_id']} IN ({sql.placeholders(candidate_ids)})"
         )
-        select_params += candidate_ids
+        branch_params += candidate_ids
     if query.server_id is not None:
-        selects.append(f"SELECT s.{s['user']} FROM {s.table} s WHERE {active}")
-        select_params += activity_params
+        branches.append(
+            f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='a')} FROM {u.table} a "
+            f"WHERE a.{u['user_id']} IN (SELECT s.{s['user']} FROM {s.table} s WHERE {active})"
+        )
+        branch_params += activity_params
     if haystack:
         clause, clause_params = _nickname_prefilter(haystack, sql.vendor(m.DiscordUser), "n")
-        selects.append(f"SELECT n.{u['user_id']} FROM {u.table} n WHERE {clause}")
-        select_params += clause_params
-    if not selects:
+        branches.append(f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='n')} FROM {u.table} n WHERE {clause}")
+        branch_params += clause_params
+    if not branches:
         return []
     users = sql.fetch(
         m.DiscordUser,
-        f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='u')}, {activity}, {memories}, {tasks} FROM {u.table} u "
-        f"WHERE {user_pk} IN ({' UNION '.join(selects)}) ORDER BY {user_disc_id}",
-        [*activity_params, now, now, *select_params],
+        f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='u')}, {activity}, {memories}, {tasks} "
+        f"FROM ({' UNION '.join(branches)}) u ORDER BY {user_disc_id}",
+        [*activity_params, now, now, *branch_params],
     )
     wanted_ids = set(candidate_ids)
     rows: list[CandidateRow] = []
