@@ -2,7 +2,7 @@
 
 On a shared machine the absolute figures of two separate `make bench` runs are not comparable: this
 2-core VM runs up to 1.7x slower for minutes at a time. This script checks the other commit out into
-a temporary git worktree and alternates short runs of the two trees, one child process per run
+a temporary git worktree and alternates short runs of the two trees (in ABBA order), one child process per run
 (each child uses its own tree's `bench/harness.py` and `chatcontext`), so a slow spell weighs on
 both sides alike. Every run assembles the same generated snapshot (`bench/generate.py` is seeded)
 with a fresh request scope per turn, like `make bench`.
@@ -66,7 +66,9 @@ def main() -> None:
             queries: dict[str, object] = {}
             for round_number in range(args.rounds):
                 print(f"round {round_number + 1}/{args.rounds}", file=sys.stderr, flush=True)
-                for name, tree in trees.items():
+                # ABBA order: whichever tree runs first in a round is not always the same one.
+                order = list(trees.items()) if round_number % 2 == 0 else list(reversed(trees.items()))
+                for name, tree in order:
                     result = run_tree(tree, args)
                     walls[name] += result["wall_ms"]  # type: ignore[arg-type]
                     queries[name] = result["queries"]
