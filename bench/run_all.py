@@ -67,11 +67,18 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+_RESULT_PATHS = (":!bench/results.json", ":!bench/results")
+
+
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        # The previous run's results do not make the measured code dirty.
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *_RESULT_PATHS],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
     except (OSError, subprocess.CalledProcessError):
         return None

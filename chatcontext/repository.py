@@ -159,12 +159,7 @@ def load_user_rows(disc_ids: Iterable[str]) -> dict[str, UserRow]:
     ids = sorted(set(disc_ids))
     if not ids:
         return {}
-    u = sql.names(m.DiscordUser)
-    rows = sql.fetch(
-        m.DiscordUser,
-        f"SELECT {u.columns(*USER_ROW_COLUMNS)} FROM {u.table} WHERE {u['user_disc_id']} IN ({sql.placeholders(ids)})",
-        ids,
-    )
+    rows = sql.select_in(m.DiscordUser, USER_ROW_COLUMNS, "user_disc_id", ids)
     return {row.user_disc_id: row for row in map(user_row_from_values, rows)}
 
 
@@ -210,35 +205,19 @@ def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]
     ids = sorted(set(message_ids))
     if not ids:
         return {}
-    s = sql.names(m.PersonaSpriteMessage)
-    rows = sql.fetch(
-        m.PersonaSpriteMessage,
-        f"SELECT {s.columns('message_disc_id', 'persona', 'sprite_name')} FROM {s.table} "
-        f"WHERE {s['message_disc_id']} IN ({sql.placeholders(ids)})",
-        ids,
-    )
+    rows = sql.select_in(m.PersonaSpriteMessage, ("message_disc_id", "persona", "sprite_name"), "message_disc_id", ids)
     return {mid: (pid, name) for mid, pid, name in rows}
 
 
 def load_emojis(server_id: int) -> list[EmojiRow]:
-    e = sql.names(m.ServerEmoji)
-    rows = sql.fetch(
-        m.ServerEmoji,
-        f"SELECT {e.columns('emoji_disc_id', 'emoji_name', 'is_animated', 'emoji_desc')} FROM {e.table} "
-        f"WHERE {e['server']} = %s ORDER BY {e['id']}",
-        [server_id],
+    rows = sql.select_server_rows(
+        m.ServerEmoji, ("emoji_disc_id", "emoji_name", "is_animated", "emoji_desc"), server_id
     )
     return [EmojiRow(disc_id, name, bool(animated), desc) for disc_id, name, animated, desc in rows]
 
 
 def load_stickers(server_id: int) -> list[StickerRow]:
-    s = sql.names(m.ServerSticker)
-    rows = sql.fetch(
-        m.ServerSticker,
-        f"SELECT {s.columns('sticker_disc_id', 'sticker_name', 'sticker_desc')} FROM {s.table} "
-        f"WHERE {s['server']} = %s ORDER BY {s['id']}",
-        [server_id],
-    )
+    rows = sql.select_server_rows(m.ServerSticker, ("sticker_disc_id", "sticker_name", "sticker_desc"), server_id)
     return [StickerRow(*row) for row in rows]
 
 

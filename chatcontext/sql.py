@@ -71,6 +71,24 @@ def fetch(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[tu
         return cursor.fetchall()
 
 
+def select_in(
+    model: type[models.Model], columns: Sequence[str], field: str, values: Sequence[Any]
+) -> list[tuple[Any, ...]]:
+    """``columns`` of ``model``'s rows whose ``field`` is one of ``values`` (not empty)."""
+    n = names(model)
+    return fetch(
+        model, f"SELECT {n.columns(*columns)} FROM {n.table} WHERE {n[field]} IN ({placeholders(values)})", values
+    )
+
+
+def select_server_rows(model: type[models.Model], columns: Sequence[str], server_id: int) -> list[tuple[Any, ...]]:
+    """``columns`` of one server's rows of ``model``, in creation order."""
+    n = names(model)
+    return fetch(
+        model, f"SELECT {n.columns(*columns)} FROM {n.table} WHERE {n['server']} = %s ORDER BY {n['id']}", [server_id]
+    )
+
+
 def string_list(value: Any) -> tuple[str, ...] | None:
     """A JSON list-of-strings column (tags) as a tuple, or None when the value is not a list."""
     return _decoded_string_list(value) if isinstance(value, str) else _as_string_list(value)

@@ -162,13 +162,7 @@ class DatabaseHydrationDeps:
         ids = _ids(disc_ids)
         if not ids:
             return BatchRead()
-        u = sql.names(m.DiscordUser)
-        rows = sql.fetch(
-            m.DiscordUser,
-            f"SELECT {u.columns('user_disc_id', 'privacy_level')} FROM {u.table} "
-            f"WHERE {u['user_disc_id']} IN ({sql.placeholders(ids)})",
-            ids,
-        )
+        rows = sql.select_in(m.DiscordUser, ("user_disc_id", "privacy_level"), "user_disc_id", ids)
         return BatchRead(dict(rows))
 
     def load_blacklisted(self, server_id: int | None, disc_ids: Sequence[str]) -> BatchRead[bool]:
