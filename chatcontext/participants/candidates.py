@@ -23,6 +23,10 @@ ACTIVITY_METRICS = ("message_sent", "command_used")
 # nickname containing one normalizes differently from its SQL ``LOWER(TRIM(..))``, so such rows are
 # pre-selected and decided in Python.
 _NON_SPACE_WHITESPACE = "\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Capitals whose Python lower-casing is not the one-to-one mapping SQL LOWER applies: `İ` becomes two
+# code points (`i` and a combining dot), `Σ` becomes `ς` at the end of a word. Compared over every code
+# point against PostgreSQL 15's LOWER (C.UTF-8); tests/participants/test_candidate_read_properties.py.
+_LOWER_DIFFERS = "\u0130\u03a3"
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,8 @@ def _nickname_prefilter(haystack: str, vendor: str, alias: str) -> tuple[str, li
     table as ``alias``.
 
     ``LOWER(TRIM(nick))`` equals the D-05 normalization unless the nickname holds an `@`, a whitespace
-    run or non-space whitespace; those rows are selected too and decided exactly in Python. SQLite's
+    run, non-space whitespace or a capital Python lower-cases differently; those rows are selected too
+    and decided exactly in Python. SQLite's
     LOWER folds only ASCII, so there non-ASCII nicknames are also left to Python. ``nick > ''`` is the
     condition of the partial index of users with a saved nickname, so only those rows are visited.
     """
@@ -81,11 +86,11 @@ def _nickname_prefilter(haystack: str, vendor: str, alias: str) -> tuple[str, li
         # GLOB classes rather than REGEXP: SQLite's REGEXP is a Python callback per row.
         position = "INSTR"
         uncertain = [f"{nick} GLOB %s", f"{nick} GLOB %s"]
-        params = [haystack, f"*[@{_NON_SPACE_WHITESPACE}]*", "*[^\x01-\x7f]*"]
+        params = [haystack, f"*[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]*", "*[^\x01-\x7f]*"]
     else:
         position = "STRPOS"
         uncertain = [f"{nick} ~ %s"]
-        params = [haystack, f"[@{_NON_SPACE_WHITESPACE}]"]
+        params = [haystack, f"[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]"]
     uncertain.append(f"{position}({nick}, '  ') > 0")
     clause = (
         f"{nick} > '' AND LENGTH(TRIM({nick})) > 0 "
