@@ -9,9 +9,10 @@ so the two cannot drift apart.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from chatcontext import snapshot as snapshot_format
 from chatcontext.models import VoiceTranscript
@@ -31,6 +32,8 @@ from chatcontext.types import (
     ReactionEmoji,
 )
 from personas import models as m
+
+logger = logging.getLogger(__name__)
 
 MEDIA_KEYS = ("url", "proxy_url", "content_type", "width", "height")
 
@@ -218,6 +221,23 @@ def _voice_transcripts(messages: Iterable[DiscordMessage]) -> list[JSONDict]:
         attachment = row.attachment_disc_id if row.attachment_disc_id in attachment_ids else attachment_ids[0]
         out.append({"attachment_id": attachment, "text": row.transcript})
     return out
+
+
+class RecordingTransport(Protocol):
+    """What a transport kept of the Discord reads of one turn (bot and playground transports)."""
+
+    messages: Mapping[str, DiscordMessage]
+    members: Mapping[str, MemberInfo]
+    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
+
+
+def snapshot_or_empty(turn: ChatTurn, transport: RecordingTransport) -> JSONDict:
+    """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``)."""
+    try:
+        return capture_snapshot(turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
+    except Exception:
+        logger.exception("turn snapshot not captured")
+        return {}
 
 
 def capture_snapshot(

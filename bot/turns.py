@@ -25,11 +25,11 @@ from bot.delivery import WebhookRegistry, deliver_reply, send_error_notice
 from bot.discord_transport import DiscordTransport, to_author, to_member_info
 from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.rows import AuthorState, ServerState
-from bot.turn_snapshot import capture_snapshot
+from bot.turn_snapshot import snapshot_or_empty
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record
 from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict, LockedTurn, PersonaInfo, ReplyNoticeState
+from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn, PersonaInfo, ReplyNoticeState
 from chatcontext.voice_cache import TranscriptCache
 
 logger = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ class TurnRunner:
             await self._notify_failure(job.outlet, ctx.current_persona, locale)
         await database_sync_to_async(store_prompt_record)(
             ctx,
-            snapshot=await self._snapshot(turn, transport),
+            snapshot=await database_sync_to_async(snapshot_or_empty)(turn, transport),
             source="bot",
             provider=provider.name,
             model_name=provider.model_name,
@@ -214,16 +214,6 @@ class TurnRunner:
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
         )
-
-    async def _snapshot(self, turn: ChatTurn, transport: DiscordTransport) -> JSONDict:
-        """The turn's snapshot; a failure to capture it never costs the record (it keeps ``{}``)."""
-        try:
-            return await database_sync_to_async(capture_snapshot)(
-                turn, transport.messages.values(), transport.members.values(), transport.reaction_users
-            )
-        except Exception:
-            logger.exception("turn snapshot not captured")
-            return {}
 
     async def _generate(
         self, provider: Provider, ctx: ChatTurnContext, channel: Any

@@ -35,7 +35,7 @@ from bot.playground import live, store
 from bot.playground.transport import PlaygroundTransport
 from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError, build_provider
 from bot.rows import AuthorState, ServerState, load_author_state, load_server_state
-from bot.turn_snapshot import capture_snapshot
+from bot.turn_snapshot import snapshot_or_empty
 from bot.turns import EMPTY_REPLY
 from bot.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
 from chatcontext.config import StageConfig
@@ -233,7 +233,7 @@ class PlaygroundRunner:
             await self._post_error_notice(job, stream)
         record = await db(store_prompt_record)(
             ctx,
-            snapshot=await self._snapshot(turn, transport),
+            snapshot=await db(snapshot_or_empty)(turn, transport),
             source=PromptRecord.Source.PLAYGROUND,
             provider=provider.name,
             model_name=provider.model_name,
@@ -258,16 +258,6 @@ class PlaygroundRunner:
             return await provider.generate(ctx.context_items, stream=self.stream, on_delta=on_delta), ""
         except ProviderError as exc:
             return None, str(exc)
-
-    async def _snapshot(self, turn: ChatTurn, transport: PlaygroundTransport) -> JSONDict:
-        """The turn's snapshot; a failure to capture it never costs the record (it keeps ``{}``)."""
-        try:
-            return await db(capture_snapshot)(
-                turn, transport.messages.values(), transport.members.values(), transport.reaction_users
-            )
-        except Exception:
-            logger.exception("playground turn snapshot not captured")
-            return {}
 
     async def _post_error_notice(self, job: PlaygroundJob, stream: str | None = None) -> None:
         """The short, localised notice the bot posts on Discord when generation fails."""
