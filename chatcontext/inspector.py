@@ -30,11 +30,7 @@ from chatcontext.records import estimate_tokens
 from chatcontext.serialize import turn_output
 from chatcontext.snapshot import (
     LoadedSnapshot,
-    parse_members,
-    parse_messages,
-    snapshot_chat_turn,
-    snapshot_transport,
-    transcript_cache,
+    snapshot_turn,
     validate_snapshot,
 )
 from chatcontext.types import ChatTurnContext, JSONDict
@@ -303,11 +299,11 @@ def assemble_live(doc: JSONDict, server: m.Server, *, config: StageConfig | None
     with transaction.atomic():
         try:
             view, loaded = _live_snapshot_view(doc, server)
-            messages, members = parse_messages(view), parse_members(view)
+            inputs = snapshot_turn(view, loaded)
             return build_turn_context(
-                snapshot_chat_turn(view, loaded, messages, members),
-                snapshot_transport(view, messages, members),
-                transcripts=transcript_cache(view),
+                inputs.turn,
+                inputs.transport,
+                transcripts=inputs.transcripts,
                 transcriber=None,  # no network or model in a moderator's request: unknown audio stays untranscribed
                 config=config or StageConfig.from_env(),
                 clock=_constant_clock,

@@ -11,11 +11,7 @@ from chatcontext.pipeline import build_turn_context
 from chatcontext.scratch import replay_database
 from chatcontext.snapshot import (
     load_snapshot_rows,
-    parse_members,
-    parse_messages,
-    snapshot_chat_turn,
-    snapshot_transport,
-    transcript_cache,
+    snapshot_turn,
 )
 from chatcontext.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
 from chatcontext.voice import Transcriber
@@ -46,13 +42,11 @@ def replay_snapshot(
     """
     with replay_database():
         loaded = load_snapshot_rows(doc)
-        messages = parse_messages(doc)
-        members = parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        inputs = snapshot_turn(doc, loaded)
         return build_turn_context(
-            turn,
-            snapshot_transport(doc, messages, members),
-            transcripts=transcript_cache(doc),
+            inputs.turn,
+            inputs.transport,
+            transcripts=inputs.transcripts,
             transcriber=transcriber,
             config=config,
             clock=_constant_clock,

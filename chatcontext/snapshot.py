@@ -677,3 +677,22 @@ def snapshot_transport(
         roles=roles,
         guild_available=not doc["server"].get("is_dm"),
     )
+
+
+@dataclass(frozen=True)
+class SnapshotTurn:
+    """What ``build_turn_context`` needs to assemble the turn a loaded snapshot describes."""
+
+    turn: ChatTurn
+    transport: InMemoryTransport
+    transcripts: MemoryTranscriptCache
+
+
+def snapshot_turn(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> SnapshotTurn:
+    """The turn, channel and voice transcripts of ``doc``, whose rows ``loaded`` describes."""
+    messages, members = parse_messages(doc), parse_members(doc)
+    return SnapshotTurn(
+        snapshot_chat_turn(doc, loaded, messages, members),
+        snapshot_transport(doc, messages, members),
+        transcript_cache(doc),
+    )

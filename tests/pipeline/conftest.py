@@ -14,11 +14,7 @@ from chatcontext.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,
-    parse_members,
-    parse_messages,
-    snapshot_chat_turn,
-    snapshot_transport,
-    transcript_cache,
+    snapshot_turn,
     validate_snapshot,
 )
 from chatcontext.types import ChatTurnContext
@@ -37,12 +33,11 @@ def assemble(doc: dict[str, Any], *, config: StageConfig | None = None, **kwargs
     validate_snapshot(doc)
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
+        inputs = snapshot_turn(doc, loaded)
         ctx = build_turn_context(
-            turn,
-            snapshot_transport(doc, messages, members),
-            transcripts=transcript_cache(doc),
+            inputs.turn,
+            inputs.transport,
+            transcripts=inputs.transcripts,
             config=config or StageConfig(),
             **kwargs,
         )

@@ -18,11 +18,7 @@ from chatcontext.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,
-    parse_members,
-    parse_messages,
-    snapshot_chat_turn,
-    snapshot_transport,
-    transcript_cache,
+    snapshot_turn,
     validate_snapshot,
 )
 from chatcontext.synthetic import generate_snapshot
@@ -36,11 +32,11 @@ def stage_queries(doc: dict[str, Any], around: Callable[[], AbstractContextManag
     cache.clear()
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        turn = snapshot_chat_turn(doc, loaded, messages, members)
-        transport = snapshot_transport(doc, messages, members)
+        inputs = snapshot_turn(doc, loaded)
         with CaptureQueriesContext(connection) as captured, around():
-            ctx = build_turn_context(turn, transport, transcripts=transcript_cache(doc), config=StageConfig())
+            ctx = build_turn_context(
+                inputs.turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig()
+            )
         transaction.set_rollback(True)
     assert ctx.context_items
     return len(captured.captured_queries)

@@ -16,11 +16,7 @@ from chatcontext.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,
-    parse_members,
-    parse_messages,
-    snapshot_chat_turn,
-    snapshot_transport,
-    transcript_cache,
+    snapshot_turn,
 )
 from chatcontext.synthetic import generate_snapshot
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn
@@ -35,15 +31,14 @@ def persona_turns(doc: dict[str, Any], locked_turn: LockedTurn | None = None) ->
     cache.clear()
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        tomori = snapshot_chat_turn(doc, loaded, messages, members)
+        inputs = snapshot_turn(doc, loaded)
+        tomori = inputs.turn
         pip_persona = next(p for p in tomori.all_personas if p.persona_nickname == "Pip")
         pip: ChatTurn = dataclasses.replace(
             tomori, persona=pip_persona, persona_index=1, locked_turn=locked_turn or tomori.locked_turn
         )
-        transport = snapshot_transport(doc, messages, members)
         contexts = [
-            build_turn_context(turn, transport, transcripts=transcript_cache(doc), config=StageConfig())
+            build_turn_context(turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
             for turn in (tomori, pip)
         ]
         transaction.set_rollback(True)
@@ -205,13 +200,12 @@ def test_s65_bc10_03_a_failed_discovery_fails_the_turn_and_the_next_turn_recompu
     cache.clear()
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
-        messages, members = parse_messages(doc), parse_members(doc)
-        tomori = snapshot_chat_turn(doc, loaded, messages, members)
+        inputs = snapshot_turn(doc, loaded)
+        tomori = inputs.turn
         pip = dataclasses.replace(tomori, persona=next(p for p in tomori.all_personas if p.persona_nickname == "Pip"))
-        transport = snapshot_transport(doc, messages, members)
 
         def run(turn: ChatTurn) -> ChatTurnContext:
-            return build_turn_context(turn, transport, transcripts=transcript_cache(doc), config=StageConfig())
+            return build_turn_context(turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
 
         with pytest.raises(RuntimeError, match="candidate source down"):
             run(tomori)
