@@ -120,7 +120,8 @@ def _ids(values: Iterable[str]) -> list[str]:
 
 
 class DatabaseHydrationDeps:
-    """The production ``HydrationDeps``: the ORM for rows, the chat transport for Discord."""
+    """The production ``HydrationDeps``: plain SQL (``chatcontext.sql``) for rows, the ORM for registrations,
+    the chat transport for Discord."""
 
     def __init__(self, transport: ChatTransport) -> None:
         self._transport = transport
