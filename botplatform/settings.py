@@ -111,13 +111,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
 
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
-        }
+
+def redis_channel_layer(url: str) -> dict[str, object]:
+    """The Channels layer on Redis. A consumer waits for messages with BZPOPMIN blocking up to
+    channels_redis' 5 s, and redis-py (8.x) gives every socket a 5 s read timeout by default: the
+    two raced, and an idle live-feed consumer died now and then with "Timeout reading from Redis".
+    The socket timeout must stay above the blocking time."""
+    return {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30}]},
     }
+
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

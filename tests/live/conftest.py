@@ -21,6 +21,8 @@ import redis
 from django.conf import settings as django_settings
 from django.db import connections
 
+from botplatform.settings import redis_channel_layer
+
 # A Redis database of its own, so other test runs on the same server never see these groups.
 LIVE_REDIS_DB = 13
 
@@ -37,9 +39,7 @@ def redis_layer(settings: Any) -> Iterator[str]:
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError as exc:
         pytest.fail(f"Redis at {url} does not answer ({exc}); start redis-server or set REDIS_URL")
-    settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}
-    }
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
     yield url
     redis.Redis.from_url(url).flushdb()
 
