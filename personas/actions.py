@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -40,17 +40,25 @@ from personas.models import (
 # how many messages it removed.
 user_forgotten = Signal()
 
+_Memory = TypeVar("_Memory", PersonalMemory, ServerMemory)
+
 
 class ActionError(ValueError):
-    """A mutation the rules refuse; the message is safe to show to a moderator (no user text)."""
+    """A mutation the rules refuse; the message is safe to show to a moderator (no user text).
+
+    ``field`` names the argument (and model field) the refusal is about, so a form can show it
+    next to that field; None when it is about the whole write.
+    """
+
+    field: str | None = None
 
 
 class InvalidLineage(ActionError):
-    pass
+    field = "persona_lineage_id"
 
 
 class MemoryTooLong(ActionError):
-    pass
+    field = "content"
 
 
 class MemoryLimitReached(ActionError):
@@ -82,10 +90,25 @@ def persona_memory_lineage(persona: Persona) -> int:
     return persona.persona_lineage_id
 
 
-def _check_lineage(lineage_id: int) -> None:
-    # Memories live in lineage 0 (global) or in a drawn lineage (>= 10000); 1..9999 are never drawn.
+def _check_lineage(lineage_id: int, server: Server | None = None) -> None:
+    """A memory is written to lineage 0 (global) or to a lineage a persona holds now (data-model.md §2.9).
+
+    The registry (``PersonaLineage``) is not the test: a persona may carry a lineage id it was given
+    rather than drew, and a lineage whose personas were all deleted keeps its memories for a
+    re-import but is read by no prompt, so a new memory there would be stored and never used.
+    With ``server`` (server memories, read only by that server's personas) the persona must be
+    one of that server's.
+    """
+    # 1..9999 are never drawn; negative ids are nothing.
     if lineage_id != GLOBAL_LINEAGE_ID and lineage_id < FIRST_LINEAGE_ID:
         raise InvalidLineage(f"Lineage {lineage_id} is neither 0 (global) nor a drawn lineage id (>= 10000).")
+    if lineage_id == GLOBAL_LINEAGE_ID:
+        return
+    holders = Persona.objects.filter(persona_lineage_id=lineage_id)
+    if server is not None and not holders.filter(server=server).exists():
+        raise InvalidLineage(f"Lineage {lineage_id} is not the lineage of a persona of this server (nor 0, global).")
+    if server is None and not holders.exists():
+        raise InvalidLineage(f"Lineage {lineage_id} is not held by any persona (nor 0, global).")
 
 
 def _clean_content(content: str) -> str:
@@ -126,9 +149,10 @@ def _visible_memory_count(user: DiscordUser, lineage_id: int) -> int:
     return global_count + (fullest or 0)
 
 
-def _lock_user(user: DiscordUser) -> None:
-    # Serializes concurrent writes for one user so two writers cannot both pass the limit check.
-    DiscordUser.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
+def _lock(row: DiscordUser | Server) -> None:
+    # Serializes concurrent memory writes for one user (or server) so two writers cannot both pass
+    # the limit check.
+    type(row).objects.select_for_update().filter(pk=row.pk).values_list("pk", flat=True).first()
 
 
 def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) -> str:
@@ -152,7 +176,7 @@ def add_personal_memory(user: DiscordUser, lineage_id: int, content: str, tags: 
     lineage-0 rows (data-model.md §2.11, §3).
     """
     with transaction.atomic():
-        _lock_user(user)
+        _lock(user)
         text = check_new_personal_memory(user, lineage_id, content)
         return PersonalMemory.objects.create(
             user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags)
@@ -163,6 +187,10 @@ def update_personal_memory(
     memory: PersonalMemory, *, content: str | None = None, tags: Iterable[str] | None = None
 ) -> PersonalMemory:
     """Edit a memory's text or tags in place; its lineage and owner never change (that is a new memory)."""
+    return _update_memory(memory, content, tags)
+
+
+def _update_memory(memory: _Memory, content: str | None, tags: Iterable[str] | None) -> _Memory:
     with transaction.atomic():
         if content is not None:
             memory.content = _clean_content(content)
@@ -175,6 +203,51 @@ def update_personal_memory(
 def delete_personal_memory(memory: PersonalMemory) -> None:
     with transaction.atomic():
         PersonalMemory.objects.filter(pk=memory.pk).delete()
+
+
+def check_new_server_memory(server: Server, lineage_id: int, content: str) -> str:
+    """The cleaned text of a server memory that may be added, or ActionError saying why not
+    (``check_new_personal_memory``'s counterpart: forms call it, ``add_server_memory`` decides)."""
+    _check_lineage(lineage_id, server)
+    text = _clean_content(content)
+    limit = settings.TOMORI["MAX_SERVER_MEMORIES"]
+    if ServerMemory.objects.filter(server=server, persona_lineage_id=lineage_id).count() >= limit:
+        raise MemoryLimitReached(f"This server already has {limit} memories in lineage {lineage_id}.")
+    return text
+
+
+def add_server_memory(
+    server: Server,
+    lineage_id: int,
+    content: str,
+    tags: Iterable[str] = (),
+    *,
+    persona: Persona | None = None,
+    user: DiscordUser | None = None,
+) -> ServerMemory:
+    """Store a memory of ``server`` for the personas of ``lineage_id`` (0 = every persona of the server).
+
+    Enforces MAX_MEMORY_LENGTH and MAX_SERVER_MEMORIES per (server, lineage) (data-model.md §2.12);
+    ``persona`` and ``user`` are attribution only (who learned it, who taught it).
+    """
+    with transaction.atomic():
+        _lock(server)
+        text = check_new_server_memory(server, lineage_id, content)
+        return ServerMemory.objects.create(
+            server=server,
+            persona_lineage_id=lineage_id,
+            content=text,
+            tags=_clean_tags(tags),
+            persona=persona,
+            user=user,
+        )
+
+
+def update_server_memory(
+    memory: ServerMemory, *, content: str | None = None, tags: Iterable[str] | None = None
+) -> ServerMemory:
+    """Edit a server memory's text or tags; its server and lineage never change (that is a new memory)."""
+    return _update_memory(memory, content, tags)
 
 
 def add_to_blacklist(server: Server, user_disc_id: str, reason: str = "") -> PersonalizationBlacklist:

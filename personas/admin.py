@@ -589,20 +589,36 @@ class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
         return None
 
 
-class PersonalMemoryForm(forms.ModelForm):
-    class Meta:
-        model = PersonalMemory
-        fields = ["user", "persona_lineage_id", "content", "tags"]
+def refusal(exc: actions.ActionError) -> ValidationError:
+    """An action's refusal as a form error, next to the field it is about when it names one."""
+    return ValidationError({exc.field: str(exc)} if exc.field else str(exc))
+
+
+class NewMemoryForm(forms.ModelForm):
+    """A memory form whose add is checked by the action that will store it, so the form refuses
+    exactly what the action would (and shows why next to the field); edits are checked on save."""
+
+    def check_new(self, data: dict[str, Any]) -> None:
+        raise NotImplementedError
 
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
         if self.instance.pk is None and not self.errors:
             try:
-                actions.check_new_personal_memory(data["user"], data["persona_lineage_id"], data["content"])
+                self.check_new(data)
             except actions.ActionError as exc:
-                raise ValidationError(str(exc)) from exc
+                raise refusal(exc) from exc
         return data
+
+
+class PersonalMemoryForm(NewMemoryForm):
+    class Meta:
+        model = PersonalMemory
+        fields = ["user", "persona_lineage_id", "content", "tags"]
+
+    def check_new(self, data: dict[str, Any]) -> None:
+        actions.check_new_personal_memory(data["user"], data["persona_lineage_id"], data["content"])
 
 
 @admin.register(PersonalMemory)
@@ -657,8 +673,21 @@ class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
         return ["user"] if obj is not None else []
 
 
+class ServerMemoryForm(NewMemoryForm):
+    class Meta:
+        model = ServerMemory
+        fields = ["server", "persona", "persona_lineage_id", "user", "content", "tags"]
+
+    def check_new(self, data: dict[str, Any]) -> None:
+        actions.check_new_server_memory(data["server"], data["persona_lineage_id"], data["content"])
+
+
 @admin.register(ServerMemory)
 class ServerMemoryAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+    """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
+    a memory's server and lineage never change once stored."""
+
+    form = ServerMemoryForm
     list_display = ["id", "memory", "server", "lineage", "persona", "user", "created_at"]
     list_display_links = ["id", "memory"]
     list_select_related = ["server", "persona", "user"]
@@ -670,12 +699,22 @@ class ServerMemoryAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelA
     list_per_page = 50
 
     def get_readonly_fields(self, request: HttpRequest, obj: ServerMemory | None = None) -> list[str]:
-        # Who wrote it is history; a field limited to the reader's users would blank an author it cannot list.
-        return ["user"] if obj is not None else []
+        # Who taught and learned it is history (a field limited to the reader's users would blank an
+        # author it cannot list); moving it to another lineage is forgetting and teaching anew.
+        return ["server", "persona", "persona_lineage_id", "user"] if obj is not None else []
 
     @admin.display(description="memory")
     def memory(self, obj: ServerMemory) -> str:
         return excerpt(obj.content)
+
+    def save_model(self, request: HttpRequest, obj: ServerMemory, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            actions.update_server_memory(obj, content=obj.content, tags=obj.tags)
+        else:
+            saved = actions.add_server_memory(
+                obj.server, obj.persona_lineage_id, obj.content, obj.tags, persona=obj.persona, user=obj.user
+            )
+            adopt(obj, saved)
 
 
 @admin.register(StatCounter)

@@ -29,7 +29,14 @@ TOMORI, PIP = 10000, 10001
 
 
 @pytest.fixture
-def limit_three(settings):
+def tomori_and_pip(server: Server) -> None:
+    """Personas holding the lineages the memory tests write to (a memory needs a lineage some persona holds)."""
+    Persona.objects.create(server=server, persona_nickname="Tomori", persona_lineage_id=TOMORI)
+    Persona.objects.create(server=server, persona_nickname="Pip", is_alter=True, persona_lineage_id=PIP)
+
+
+@pytest.fixture
+def limit_three(settings, tomori_and_pip):
     settings.TOMORI = {**settings.TOMORI, "MAX_PERSONAL_MEMORIES": 3, "MAX_MEMORY_LENGTH": 20}
 
 
@@ -80,7 +87,7 @@ def test_memory_write_refuses_a_persona_stuck_on_lineage_zero(server: Server) ->
     assert actions.persona_memory_lineage(Persona.objects.create(server=server, persona_nickname="Ok")) >= 10000
 
 
-def test_update_memory_cleans_tags_and_keeps_lineage(user: DiscordUser) -> None:
+def test_update_memory_cleans_tags_and_keeps_lineage(tomori_and_pip, user: DiscordUser) -> None:
     memory = actions.add_personal_memory(user, TOMORI, " exam ", tags=["school", " school", ""])
     assert (memory.content, memory.tags) == ("exam", ["school"])
     actions.update_personal_memory(memory, tags=["#lounge"])
@@ -216,3 +223,56 @@ def test_forget_unknown_user_still_removes_reminders_and_records(server: Server,
     _record(server, ["77"])
     result = actions.forget_user("77")
     assert (result.reminders, result.prompt_records, result.profile_cleared) == (1, 1, False)
+
+
+# --- lineages a memory may be written to (data-model.md §2.9) ----------------------------------
+
+
+def test_personal_memory_refuses_a_lineage_no_persona_holds(user: DiscordUser, make_server) -> None:
+    """Issue 13 item 10: 99999 was stored although no persona reads it; 0 and any persona's lineage are fine."""
+    elsewhere = Persona.objects.create(server=make_server(), persona_nickname="Pip")
+    with pytest.raises(actions.InvalidLineage, match="99999"):
+        actions.add_personal_memory(user, 99999, "likes tea")
+    with pytest.raises(actions.InvalidLineage):
+        actions.check_new_personal_memory(user, 99999, "likes tea")
+    assert not PersonalMemory.objects.exists()
+    actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "global")
+    actions.add_personal_memory(user, elsewhere.persona_lineage_id, "for Pip")
+    # A deleted persona's lineage keeps its memories (a re-import restores them) but takes no new ones.
+    lineage = elsewhere.persona_lineage_id
+    elsewhere.delete()
+    with pytest.raises(actions.InvalidLineage):
+        actions.add_personal_memory(user, lineage, "too late")
+    assert PersonalMemory.objects.filter(user=user).count() == 2
+
+
+def test_server_memory_goes_to_lineage_zero_or_a_lineage_of_the_servers_personas(
+    server: Server, main_persona: Persona, make_server, user: DiscordUser
+) -> None:
+    other = Persona.objects.create(server=make_server(), persona_nickname="Pip")
+    for lineage in (99999, other.persona_lineage_id, 1):
+        with pytest.raises(actions.InvalidLineage):
+            actions.add_server_memory(server, lineage, "the cafe opens at 9")
+    assert not ServerMemory.objects.exists()
+    own = actions.add_server_memory(server, main_persona.persona_lineage_id, " the cafe opens at 9 ", user=user)
+    shared = actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "quiet hours after midnight", tags=["a", " a"])
+    assert (own.content, own.user) == ("the cafe opens at 9", user)
+    assert own.persona_lineage_id == main_persona.persona_lineage_id
+    assert (shared.tags, shared.persona_lineage_id) == (["a"], GLOBAL_LINEAGE_ID)
+
+
+def test_server_memory_length_and_per_lineage_limit(settings, server: Server, main_persona: Persona) -> None:
+    settings.TOMORI = {**settings.TOMORI, "MAX_SERVER_MEMORIES": 2, "MAX_MEMORY_LENGTH": 20}
+    lineage = main_persona.persona_lineage_id
+    with pytest.raises(actions.MemoryTooLong):
+        actions.add_server_memory(server, lineage, "x" * 21)
+    first = actions.add_server_memory(server, lineage, "one")
+    actions.add_server_memory(server, lineage, "two")
+    with pytest.raises(actions.MemoryLimitReached):
+        actions.add_server_memory(server, lineage, "three")
+    actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "global counts apart")
+    with pytest.raises(actions.MemoryTooLong):
+        actions.update_server_memory(first, content="y" * 21)
+    actions.update_server_memory(first, content=" uno ", tags=["#lounge"])
+    first.refresh_from_db()
+    assert (first.content, first.tags) == ("uno", ["#lounge"])

@@ -185,12 +185,14 @@ def test_lineage_filter_offers_the_lineages_present_with_persona_names(
     assert str(alter.persona_lineage_id) not in choices
 
 
-def test_memory_add_form_refuses_past_the_limit(admin_client: Client, settings, user: DiscordUser) -> None:
+def test_memory_add_form_refuses_past_the_limit(
+    admin_client: Client, settings, main_persona: Persona, user: DiscordUser
+) -> None:
     settings.TOMORI = {**settings.TOMORI, "MAX_PERSONAL_MEMORIES": 1}
     PersonalMemory.objects.create(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID, content="tea")
     response = admin_client.post(
         reverse("admin:personas_personalmemory_add"),
-        {"user": user.pk, "persona_lineage_id": 10000, "content": "one more", "tags": "[]"},
+        {"user": user.pk, "persona_lineage_id": main_persona.persona_lineage_id, "content": "one more", "tags": "[]"},
     )
     assert response.status_code == 200
     assert "already has 1 memories" in response.content.decode()
@@ -214,6 +216,41 @@ def test_memory_add_form_refuses_unassigned_lineage(admin_client: Client, user: 
     )
     assert response.status_code == 200
     assert not PersonalMemory.objects.exists()
+
+
+@pytest.mark.parametrize("lineage", [42, 99999])
+def test_memory_add_form_shows_an_unknown_lineage_next_to_the_field(
+    admin_client: Client, main_persona: Persona, user: DiscordUser, lineage: int
+) -> None:
+    """Issue 13 item 10: a superuser's integer field took 99999, which no persona holds."""
+    response = admin_client.post(
+        reverse("admin:personas_personalmemory_add"),
+        {"user": user.pk, "persona_lineage_id": lineage, "content": "x", "tags": "[]"},
+    )
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert list(errors) == ["persona_lineage_id"] and str(lineage) in errors["persona_lineage_id"][0]
+    assert not PersonalMemory.objects.exists()
+
+
+def test_server_memory_add_form_refuses_a_lineage_of_no_persona_of_the_server(
+    admin_client: Client, main_persona: Persona, make_server, user: DiscordUser
+) -> None:
+    other = Persona.objects.create(server=make_server(), persona_nickname="Pip")
+    url = reverse("admin:personas_servermemory_add")
+    form = {"server": main_persona.server.pk, "content": " the cafe opens at 9 ", "tags": "[]", "user": user.pk}
+    for lineage in (99999, other.persona_lineage_id):
+        response = admin_client.post(url, {**form, "persona_lineage_id": lineage})
+        assert response.status_code == 200
+        assert list(response.context["adminform"].form.errors) == ["persona_lineage_id"]
+    assert not ServerMemory.objects.exists()
+    assert admin_client.post(url, {**form, "persona_lineage_id": main_persona.persona_lineage_id}).status_code == 302
+    memory = ServerMemory.objects.get()
+    assert (memory.content, memory.user, memory.persona_lineage_id) == (
+        "the cafe opens at 9",
+        user,
+        main_persona.persona_lineage_id,
+    )
 
 
 def test_forget_action_asks_for_confirmation_then_forgets(
