@@ -2,7 +2,8 @@
 
 ``store_prompt_record`` is the only writer. It stores the §2 output document of the turn, a token
 estimate per context item, the exclusion log (who was left out and why, never the excluded text)
-and the Discord ids of everyone whose data the record holds, so forget-me can find it.
+and the Discord ids of everyone the record is about (``subject_user_ids``: whose words, profile or
+memories it holds), so forget-me deletes those records and no others.
 """
 
 from __future__ import annotations
@@ -29,47 +30,77 @@ def _is_snowflake(value: Any) -> bool:
     return isinstance(value, str) and value.isdigit()
 
 
-def _prompt_user_ids(ctx: ChatTurnContext, output: JSONDict) -> Iterator[str]:
-    for entry in ctx.simplified_messages:
+def _rows(doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    """The dict rows of one list of a stored document; records written by older code may hold
+    other shapes, which name nobody."""
+    rows = doc.get(key) if isinstance(doc, Mapping) else None
+    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+
+
+# What a stored message (or forwarded message) holds that its author wrote or posted; a message
+# stripped of all of it (an excluded author's, kept for its place in the history) holds only an id.
+_MESSAGE_WORDS = ("content", "clean_content", "attachments", "stickers", "embeds", "components", "message_snapshots")
+# What a member row holds that its user chose to show of themselves in the server, beyond their
+# account's id, username and global name, roles and online status.
+_MEMBER_PROFILE = ("nickname", "activities")
+
+
+def _holds(row: Mapping[str, Any], keys: Iterable[str]) -> bool:
+    return any(row.get(key) not in (None, "", [], {}) for key in keys)
+
+
+def _prompt_subjects(output: Mapping[str, Any]) -> Iterator[Any]:
+    """Authors of the prompt's history entries, and everyone its participant index names."""
+    for entry in _rows(output, "simplified_messages"):
         # A webhook persona's entry carries the persona id as author id, not a person's.
-        is_persona_id = entry.author_persona_id is not None and entry.author_id == str(entry.author_persona_id)
-        if _is_snowflake(entry.author_id) and not is_persona_id:
-            yield entry.author_id
-    for target in output["participant_target_index"].get("targets", []):
-        if str(target.get("serialized_key", "")).startswith("discord_user:") and _is_snowflake(target.get("target_id")):
-            yield target["target_id"]
+        persona_id = entry.get("author_persona_id")
+        if persona_id is None or str(entry.get("author_id")) != str(persona_id):
+            yield entry.get("author_id")
+    targets = output.get("participant_target_index")
+    for target in _rows(targets if isinstance(targets, Mapping) else {}, "targets"):
+        if str(target.get("serialized_key", "")).startswith("discord_user:"):
+            yield target.get("target_id")
 
 
-def _snapshot_user_ids(snapshot: Mapping[str, Any]) -> Iterator[str]:
-    """Everyone the stored snapshot holds data about: it keeps whole messages, memories and
-    profiles, including those the prompt left out."""
-    for user in snapshot.get("users") or []:
-        yield user["disc_id"]
-    for key in ("members", "personal_memories", "blacklist", "persona_user_blocks", "reminders"):
-        for row in snapshot.get(key) or []:
-            yield row["user_disc_id"]
-    for message in snapshot.get("messages") or []:
-        if not message.get("webhook_id"):  # a webhook's author id is the webhook, not a person
-            yield message["author"]["id"]
-        for forwarded in message.get("message_snapshots") or []:
-            if forwarded.get("author"):
-                yield forwarded["author"]["id"]
-        for reaction in message.get("reactions") or []:
-            yield from reaction.get("users") or []
-    turn = snapshot.get("turn") or {}
-    if turn.get("impersonated_user_disc_id"):
-        yield turn["impersonated_user_disc_id"]
-    if turn.get("reminder"):
-        yield turn["reminder"]["user_disc_id"]
+def _snapshot_subjects(snapshot: Mapping[str, Any]) -> Iterator[Any]:
+    """Users whose words, profile or memories the stored snapshot holds (the README's forget-me
+    section): authors of messages or forwards with content, users of personal memories and
+    reminders, user rows holding profile fields, member rows holding a server nickname or
+    activities, an impersonated user. An id alone — a user row with only names and privacy level, a
+    member row with only names and roles, a reactor, a blacklist or block entry — is no subject."""
+    for message in _rows(snapshot, "messages"):
+        author = message.get("author")
+        # A webhook's author id is the webhook, not a person.
+        if not message.get("webhook_id") and isinstance(author, Mapping) and _holds(message, _MESSAGE_WORDS):
+            yield author.get("id")
+        for forwarded in _rows(message, "message_snapshots"):
+            original = forwarded.get("author")
+            if isinstance(original, Mapping) and _holds(forwarded, _MESSAGE_WORDS):
+                yield original.get("id")
+    for user in _rows(snapshot, "users"):
+        if _holds(user, m.PROFILE_FIELDS):
+            yield user.get("disc_id")
+    for member in _rows(snapshot, "members"):
+        if _holds(member, _MEMBER_PROFILE):
+            yield member.get("user_disc_id")
+    for key in ("personal_memories", "reminders"):
+        for row in _rows(snapshot, key):
+            yield row.get("user_disc_id")
+    turn = snapshot.get("turn")
+    if isinstance(turn, Mapping):
+        yield turn.get("impersonated_user_disc_id")
+        if isinstance(turn.get("reminder"), Mapping):
+            yield turn["reminder"].get("user_disc_id")
 
 
-def subject_user_ids(ctx: ChatTurnContext, output: JSONDict, snapshot: Mapping[str, Any]) -> list[str]:
-    """Distinct Discord user ids (first-seen order) whose messages or profile are in the prompt,
-    plus everyone the stored snapshot holds data about. The bot's own account is not a subject."""
-    bot_id = ctx.turn.bot_user.id
+def subject_user_ids(output: Mapping[str, Any], snapshot: Mapping[str, Any], *, bot_id: str | None) -> list[str]:
+    """Distinct Discord user ids (first-seen order) the record is about: whose messages or profile
+    are in the prompt (``output``: its ``simplified_messages`` and ``participant_target_index``),
+    or whose words, profile or memories its stored snapshot holds. The bot's own account is not a
+    subject. Computed from stored JSON only, so a record stored by older code gets the same answer
+    (migration 0002 recomputes them)."""
     seen: dict[str, None] = {}
-    ids: Iterable[str] = (*_prompt_user_ids(ctx, output), *_snapshot_user_ids(snapshot))
-    for user_id in ids:
+    for user_id in (*_prompt_subjects(output), *_snapshot_subjects(snapshot)):
         if _is_snowflake(user_id) and user_id != bot_id:
             seen.setdefault(user_id, None)
     return list(seen)
@@ -129,5 +160,5 @@ def store_prompt_record(
             error=error,
             latency_ms=latency_ms,
             usage=usage or {},
-            subject_user_ids=subject_user_ids(ctx, output, snapshot),
+            subject_user_ids=subject_user_ids(output, snapshot, bot_id=turn.bot_user.id),
         )

@@ -22,6 +22,7 @@ from chatcontext.models import PromptRecord, VoiceTranscript
 from personas.models import (
     FIRST_LINEAGE_ID,
     GLOBAL_LINEAGE_ID,
+    PROFILE_FIELDS,
     DiscordUser,
     Persona,
     PersonalizationBlacklist,
@@ -308,8 +309,9 @@ class ForgetResult:
         return sum(v for v in asdict(self).values() if isinstance(v, int) and not isinstance(v, bool))
 
 
-def records_mentioning(user_disc_id: str) -> QuerySet[PromptRecord]:
-    """Prompt records whose ``subject_user_ids`` JSON list holds this id (as a string or a number).
+def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
+    """Prompt records about this user: their ``subject_user_ids`` JSON list holds the id (as a string
+    or a number). What forget-me deletes, and what its confirmation counts beforehand.
 
     PostgreSQL answers with the JSONB ``@>`` operator (Django's ``contains``); SQLite has no
     ``contains`` for JSON, so it tests each element through ``json_each``. Both match whole
@@ -363,18 +365,8 @@ def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]
     )
 
 
-_PROFILE_CLEARED: dict[str, Any] = {
-    "user_nickname": None,
-    "prefix_override": None,
-    "suffix_override": None,
-    "addressing_style": None,
-    "gender_identity": None,
-    "pronouns": None,
-    "timezone_offset": None,
-    "physical_appearance_tags": [],
-    "nai_char_ref_url": None,
-    "impersonation_prompt": None,
-}
+# Each profile field back to its empty value: no text, and a list field an empty list.
+_PROFILE_CLEARED: dict[str, Any] = {name: [] if name == "physical_appearance_tags" else None for name in PROFILE_FIELDS}
 
 
 def forget_user(user_disc_id: str) -> ForgetResult:
@@ -382,9 +374,15 @@ def forget_user(user_disc_id: str) -> ForgetResult:
 
     Removed: personal memories, server memories they created, naming preferences, reminders that
     target them or that they created, their member snapshots and activity counters, every prompt
-    record that lists them in ``subject_user_ids``, the voice transcripts of messages those
-    records show they authored, and their messages in the platform's own channels (the
+    record about them (``records_about``: their words, profile or memories are in its prompt or
+    its snapshot, ``chatcontext.records.subject_user_ids``), the voice transcripts of messages
+    those records show they authored, and their messages in the platform's own channels (the
     ``user_forgotten`` receivers). Their profile text (nickname, pronouns, appearance, ...) is cleared.
+
+    Records are deleted whole, not redacted: a record is the exact prompt of a turn and the snapshot
+    that replays it, and one with the user cut out would be neither. Records that hold only their
+    id (a reactor, a member row without a server nickname, a privacy level) are not about them and
+    are left untouched, so forgetting someone who never spoke costs the server none of its history.
 
     Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
     MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
@@ -410,7 +408,7 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         message_ids: set[str] = set()
         attachment_ids: set[str] = set()
         record_ids: list[int] = []
-        for record_id, snapshot in records_mentioning(user_disc_id).values_list("pk", "snapshot").iterator():
+        for record_id, snapshot in records_about(user_disc_id).values_list("pk", "snapshot").iterator():
             record_ids.append(record_id)
             authored, attachments = _authored_ids(snapshot, user_disc_id)
             message_ids |= authored

@@ -569,10 +569,13 @@ class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
     )
     def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
         if request.POST.get("confirm") != "yes":
+            # Forget-me is not limited to the reader's servers, so neither is the count of what goes.
+            users = [(user, actions.records_about(user.user_disc_id).count()) for user in queryset]
             context = {
                 **self.admin_site.each_context(request),
                 "title": "Forget these users?",
-                "users": list(queryset),
+                "users": users,
+                "records_total": sum(n for _, n in users),
                 "opts": self.model._meta,
                 "action_checkbox_name": ACTION_CHECKBOX_NAME,
                 "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
@@ -584,7 +587,8 @@ class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
             for key, value in result.as_dict().items():
                 if not isinstance(value, bool):
                     totals[key] = totals.get(key, 0) + value
-        summary = ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in totals.items() if n)
+        # The prompt records are always counted: "0 prompt records" is what a moderator checks for.
+        summary = ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in totals.items() if n or key == "prompt_records")
         self.message_user(request, f"Forgot {queryset.count()} user(s): {summary or 'nothing was stored'}.")
         return None
 

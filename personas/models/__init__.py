@@ -19,6 +19,7 @@ from personas.models.servers import (
     ServerSticker,
 )
 from personas.models.users import (
+    PROFILE_FIELDS,
     AddressingStyle,
     DiscordUser,
     PrivacyLevel,
@@ -29,6 +30,7 @@ from personas.models.users import (
 __all__ = [
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
+    "PROFILE_FIELDS",
     "AddressingStyle",
     "ApiToken",
     "DiscordUser",

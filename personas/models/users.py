@@ -17,6 +17,23 @@ class AddressingStyle(models.TextChoices):
     NEUTRAL = "neutral"
 
 
+# What a user told the platform about themselves. Forget-me clears these fields (the row stays, with
+# its privacy level), and a stored snapshot whose user row holds any of them is about that user
+# (``chatcontext.records.subject_user_ids``); usernames, global names and settings are not profile.
+PROFILE_FIELDS = (
+    "user_nickname",
+    "prefix_override",
+    "suffix_override",
+    "addressing_style",
+    "gender_identity",
+    "pronouns",
+    "timezone_offset",
+    "physical_appearance_tags",
+    "nai_char_ref_url",
+    "impersonation_prompt",
+)
+
+
 class DiscordUser(models.Model):
     """A Discord account with its personalization (`users` + `user_personalization_configs`)."""
 

@@ -209,7 +209,7 @@ def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(actions, "records_mentioning", fail)
+    monkeypatch.setattr(actions, "records_about", fail)
     with pytest.raises(RuntimeError):
         actions.forget_user("12")
     assert PersonalMemory.objects.filter(user=mina).count() == 2

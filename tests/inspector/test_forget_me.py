@@ -5,17 +5,25 @@ servers."""
 
 from __future__ import annotations
 
+import copy
+import importlib
+import json
 from collections.abc import Iterable
 
 import pytest
 from django.apps import apps
 from django.db import models
 from django.db.models.functions import Cast
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
+from chatcontext.records import store_prompt_record
+from chatcontext.replay import replay_snapshot
+from chatcontext.snapshot import load_snapshot_json
 from personas import actions
-from personas.models import DiscordUser
+from personas.models import ApiToken, DiscordUser, ServerMember
 from tests.inspector.conftest import World
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
@@ -95,3 +103,140 @@ def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
     assert DiscordUser.objects.filter(user_disc_id=MINA).exists()
     assert list(PromptRecord.objects.values_list("pk", flat=True)) == [unrelated.pk]
     assert traces(UNRELATED) == {"chatcontext.PromptRecord.context_items"}
+
+
+# --- issue 13 item 5: forget-me deletes the records about the user, and only those ------------
+
+SORA = "15"  # a member of Night Owls who never posted in #lounge
+OKABE = "14"
+
+
+def with_silent_member(doc: dict) -> dict:
+    """The snapshot as a capture that stored every member held it: Sora's user row (no profile)
+    and member row (no server nickname), though Sora never posted and is in no prompt."""
+    doc = copy.deepcopy(doc)
+    doc["users"].append({"disc_id": SORA, "username": "sora", "global_name": "Sora", "privacy_level": 0})
+    doc["members"].append(
+        {
+            "user_disc_id": SORA,
+            "username": "sora",
+            "global_name": "Sora",
+            "nickname": None,
+            "is_bot": False,
+            "roles": [{"id": "501", "name": "Regular", "position": 2}],
+            "presence_status": "online",
+            "activities": [],
+        }
+    )
+    return load_snapshot_json(json.dumps(doc))
+
+
+def without_mina(doc: dict) -> dict:
+    """A turn of the same channel in which Mina neither speaks nor is remembered: Okabe triggers it."""
+    doc = copy.deepcopy(doc)
+    doc["messages"] = [m for m in doc["messages"] if m["author"]["id"] != MINA and m["id"] < "6008"]
+    for message in doc["messages"]:
+        message["reactions"] = []
+    doc["users"] = [u for u in doc["users"] if u["disc_id"] != MINA]
+    doc["members"] = [u for u in doc["members"] if u["user_disc_id"] != MINA]
+    doc["personal_memories"] = [p for p in doc["personal_memories"] if p["user_disc_id"] != MINA]
+    doc["reminders"] = [r for r in doc["reminders"] if r["user_disc_id"] != MINA]
+    doc["voice_transcripts"] = []
+    doc["turn"] = {**doc["turn"], "trigger_message_id": "6007"}
+    return load_snapshot_json(json.dumps(doc))
+
+
+def replayed(doc: dict) -> PromptRecord:
+    return store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source=PromptRecord.Source.REPLAY)
+
+
+def stored_records() -> dict[int, tuple]:
+    fields = ("snapshot", "context_items", "subject_user_ids", "reply_text", "exclusions")
+    return {pk: rest for pk, *rest in PromptRecord.objects.values_list("pk", *fields)}
+
+
+@pytest.fixture
+def forget_world(world: World) -> dict[str, PromptRecord]:
+    """The world's three Mina records, one more of the same turn that also lists the silent Sora,
+    and one turn without Mina; Sora is a live member of server A (the API forgets members only)."""
+    DiscordUser.objects.create(user_disc_id=SORA, username="sora", global_name="Sora")
+    ServerMember.objects.create(server=world.server_a, user_disc_id=SORA, username="sora")
+    return {"with_sora": replayed(with_silent_member(world.doc_a)), "no_mina": replayed(without_mina(world.doc_a))}
+
+
+def test_forgetting_a_member_who_never_posted_leaves_every_record_untouched(
+    world: World, forget_world: dict[str, PromptRecord]
+) -> None:
+    before = stored_records()
+    assert len(before) == 5
+
+    result = actions.forget_user(SORA)
+
+    assert result.prompt_records == 0
+    assert stored_records() == before
+
+
+def test_forgetting_a_poster_deletes_their_records_and_keeps_the_rest(
+    world: World, forget_world: dict[str, PromptRecord]
+) -> None:
+    kept = forget_world["no_mina"]
+    assert MINA not in kept.subject_user_ids and OKABE in kept.subject_user_ids
+    untouched = stored_records()[kept.pk]
+
+    result = actions.forget_user(MINA)
+
+    assert result.prompt_records == 4
+    assert stored_records() == {kept.pk: untouched}
+
+
+def test_the_admin_confirmation_and_result_say_how_many_records_go(
+    world: World, forget_world: dict[str, PromptRecord]
+) -> None:
+    root = world.client("root")
+    url = reverse("admin:personas_discorduser_changelist")
+    users = DiscordUser.objects.filter(user_disc_id__in=[MINA, SORA])
+    data = {"action": "forget_users", "_selected_action": [u.pk for u in users]}
+
+    confirmation = root.post(url, data)
+
+    page = confirmation.content.decode()
+    assert "4 prompt records about Mina" in page and "0 prompt records about Sora" in page
+    assert "4 prompt records in all" in page
+    assert PromptRecord.objects.count() == 5
+    done = root.post(url, {**data, "confirm": "yes"}, follow=True).content.decode()
+    assert "4 prompt records" in done
+    assert list(PromptRecord.objects.values_list("pk", flat=True)) == [forget_world["no_mina"].pk]
+
+
+def test_the_api_forget_response_counts_the_deleted_records(
+    world: World, forget_world: dict[str, PromptRecord]
+) -> None:
+    _, raw = ApiToken.issue(world.server_a, "forget", scope=ApiToken.Scope.READ_WRITE)
+    client = Client()
+    headers = {"Authorization": f"Bearer {raw}"}
+    before = stored_records()
+
+    silent = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{SORA}/forget", headers=headers)
+
+    assert silent.status_code == 200 and silent.json()["deleted"]["prompt_records"] == 0
+    assert stored_records() == before
+    poster = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{MINA}/forget", headers=headers)
+    assert poster.status_code == 200 and poster.json()["deleted"]["prompt_records"] == 4
+    assert set(stored_records()) == {forget_world["no_mina"].pk}
+
+
+def test_migration_recomputes_the_subjects_of_records_stored_under_the_old_rule(
+    world: World, forget_world: dict[str, PromptRecord]
+) -> None:
+    """A record stored before the fix lists every member; migration 0002 gives it today's list."""
+    record = forget_world["with_sora"]
+    everyone = sorted({*record.subject_user_ids, SORA, "9000"})
+    PromptRecord.objects.filter(pk=record.pk).update(subject_user_ids=everyone)
+    migration = importlib.import_module("chatcontext.migrations.0002_recompute_record_subjects")
+
+    migration.recompute(apps, None)
+
+    record.refresh_from_db()
+    assert SORA not in record.subject_user_ids and "9000" not in record.subject_user_ids
+    assert set(record.subject_user_ids) == set(forget_world["with_sora"].subject_user_ids)
+    assert actions.forget_user(SORA).prompt_records == 0
