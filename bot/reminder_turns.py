@@ -12,8 +12,10 @@ for alters —, write the prompt record with its snapshot). Only three things di
   (``reminder_recipient_id``), so the persona reminds and pings them in its own words.
 - **Outlet.** The reply is posted in the channel, and a human reminder's reply always pings its
   recipient. When no reply is generated the plain reminder notice is posted instead, so an
-  occurrence is never lost silently. When Discord refuses a post the failure goes back to
-  ``personas.reminders_service.report_delivery_failure`` (channel gone → failed, else retried).
+  occurrence is never lost silently. Once Discord took the post, the occurrence is confirmed
+  (``personas.reminders_service.acknowledge_delivery``: fired, or rescheduled); when Discord refuses
+  it the failure goes back to ``report_delivery_failure`` (channel gone → failed, else retried). A
+  process that stops in between confirms nothing, and the occurrence comes back when its lease ends.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from bot.turns import TurnJob
 from chatcontext.config import StageConfig
 from chatcontext.participants.presence import format_duration
 from chatcontext.types import ChatIncoming, DiscordMessage, LockedTurn, PersonaInfo, ReminderData, ReplyNoticeState
-from personas.reminders_service import DueReminder, ReminderKind, report_delivery_failure
+from personas.reminders_service import DueReminder, ReminderKind, acknowledge_delivery, report_delivery_failure
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +126,15 @@ async def report_failure(due: DueReminder, *, channel_gone: bool, reason: str) -
     )
 
 
+async def confirm_posted(due: DueReminder) -> None:
+    """Tell the dispatcher this process posted the occurrence. Not confirmed (the database is
+    unreachable): it is posted once more when its lease ends, which beats losing it."""
+    try:
+        await database_sync_to_async(acknowledge_delivery)(due.reminder_id, due.scheduled_at_ms)
+    except Exception as exc:  # the post is out; failing the turn now would lose its prompt record
+        logger.warning("reminder posted but not confirmed (%s); it will be posted again", type(exc).__name__)
+
+
 @dataclass(frozen=True)
 class ReminderOutlet:
     """Posts a reminder turn in its channel; refused posts are reported back to the dispatcher."""
@@ -155,6 +166,7 @@ class ReminderOutlet:
             gone = isinstance(exc, discord.Forbidden | discord.NotFound)
             await report_failure(self.due, channel_gone=gone, reason=f"HTTP {exc.status}")
             raise
+        await confirm_posted(self.due)
 
 
 async def latest_message(channel: discord.abc.Messageable) -> discord.Message | None:

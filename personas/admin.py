@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, IntegerField, Model, OuterRef, QuerySet, Subquery, URLField
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -781,7 +782,7 @@ class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         "persona",
         "reminder_time",
         "repetition_interval_hours",
-        "status",
+        "delivery",
     ]
     list_display_links = ["reminder_id", "purpose"]
     list_select_related = ["server", "persona"]
@@ -795,11 +796,43 @@ class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     autocomplete_fields = ["server", "persona", "created_by_user"]
     date_hierarchy = "reminder_time"
     show_full_result_count = False
-    actions = ["cancel_reminders"]
+    actions = ["cancel_reminders", "retry_reminders"]
+    # Delivery state is the dispatcher's (personas.reminders_service): shown, never edited by hand.
+    delivery_fields = ["delivery", "next_attempt_at", "delivery_retry_count", "last_error"]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "server",
+                    "channel_disc_id",
+                    "persona",
+                    "user_discord_id",
+                    "user_nickname",
+                    "self_reminder",
+                    "reminder_purpose",
+                    "reminder_time",
+                    "repetition_interval_hours",
+                    "created_by_user",
+                ]
+            },
+        ),
+        ("Delivery", {"fields": delivery_fields}),
+    ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Reminder | None = None) -> list[str]:
         # Who set it is history; a field limited to the reader's users would blank a creator it cannot list.
-        return ["created_by_user"] if obj is not None else []
+        return [*self.delivery_fields, *(["created_by_user"] if obj is not None else [])]
+
+    @admin.display(description="delivery", ordering="status")
+    def delivery(self, obj: Reminder) -> str:
+        """The status, and for a failed or retried one how many attempts failed and why."""
+        if obj.status == Reminder.Status.FAILED:
+            attempts = obj.delivery_retry_count
+            return f"failed after {attempts} attempt{pluralize(attempts)}: {obj.last_error}"
+        if obj.last_error:
+            return f"{obj.get_status_display()}, retrying after {obj.delivery_retry_count} failed: {obj.last_error}"
+        return obj.get_status_display()
 
     @admin.display(description="purpose")
     def purpose(self, obj: Reminder) -> str:
@@ -825,6 +858,14 @@ class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Cancelled {cancelled} reminder(s).")
         if refused:
             self.message_user(request, f"{refused} had already fired and were left as they are.", messages.WARNING)
+
+    @admin.action(description="Retry selected failed reminders", permissions=["change"])
+    def retry_reminders(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
+        retried = 0
+        for reminder in queryset.filter(status=Reminder.Status.FAILED):
+            actions.retry_reminder(reminder)
+            retried += 1
+        self.message_user(request, f"{retried} failed reminder(s) will be delivered again.")
 
 
 # --- moderation ------------------------------------------------------------------------------

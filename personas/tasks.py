@@ -15,10 +15,11 @@ from personas import actions, reminders_service, retention
 
 @shared_task(name="personas.tasks.fire_due_reminders", ignore_result=True, time_limit=300)
 def fire_due_reminders() -> dict[str, int]:
-    """One beat tick: deliver each due reminder once through the bot's channel-layer group.
+    """One beat tick: put back occurrences no bot confirmed in time, and hand each due reminder to
+    the bot's channel-layer group once (the bot confirms what it posts).
 
-    No soft time limit: interrupting a delivery half-way would turn a claimed reminder into a lost
-    one; overlapping ticks are safe because every row is claimed by exactly one of them.
+    No soft time limit: interrupting a hand-over half-way only delays it until its lease ends;
+    overlapping ticks are safe because every row is claimed by exactly one of them.
     """
     report = reminders_service.fire_due_reminders(reminders_service.ChannelLayerDispatcher())
     return asdict(report)

@@ -26,9 +26,6 @@ PRIVACY_LABELS = {
     m.PrivacyLevel.FULL: "Full — your messages are left out of every prompt and you cannot trigger personas.",
 }
 PRIVACY_CHOICES = [app_commands.Choice(name=level.name.title(), value=int(level.value)) for level in m.PrivacyLevel]
-OPEN_REMINDER_STATUSES = (m.Reminder.Status.PENDING, m.Reminder.Status.FAILED)
-
-
 @dataclass(frozen=True)
 class Member:
     disc_id: str
@@ -102,7 +99,7 @@ def forget_all_memories(member: Member, persona: PersonaInfo) -> str:
 
 def _member_reminders(member: Member, state: ServerState) -> Q:
     mine = Q(user_discord_id=member.disc_id) | Q(created_by_user__user_disc_id=member.disc_id)
-    return mine & Q(server_id=state.server_id, status__in=OPEN_REMINDER_STATUSES, self_reminder=False)
+    return mine & Q(server_id=state.server_id, status__in=m.Reminder.OPEN_STATUSES, self_reminder=False)
 
 
 def list_reminders(member: Member, state: ServerState) -> str:

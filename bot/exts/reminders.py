@@ -2,10 +2,13 @@
 ``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``).
 
 Every bot process joins the group; each handles only the occurrences whose channel it serves (its
-shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. An occurrence
-becomes a persona turn in its channel, queued behind that channel's other turns
-(``bot.reminder_turns``). A failure is reported back so the occurrence is retried or marked failed
-(``report_delivery_failure``).
+shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. The process that
+serves the channel takes the occurrence (``accept_delivery``; refused when it was cancelled or is
+already taken, and then nothing is posted), and it becomes a persona turn in its channel, queued
+behind that channel's other turns (``bot.reminder_turns``), whose post is confirmed
+(``acknowledge_delivery``). A failure is reported back so the occurrence is retried or marked
+failed (``report_delivery_failure``); an occurrence no process takes or confirms comes back when its
+lease runs out (``personas.reminders_service``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 import discord
+from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from discord.ext import commands
 
@@ -26,6 +30,7 @@ from personas.reminders_service import (
     REMINDERS_GROUP,
     DueReminder,
     ReminderKind,
+    accept_delivery,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +109,9 @@ class RemindersCog(commands.Cog):
         try:
             channel = await self.destination(due)
             if channel is None:
+                return
+            if not await database_sync_to_async(accept_delivery)(due.reminder_id, due.scheduled_at_ms):
+                logger.info("reminder occurrence not taken: cancelled, settled or taken already")
                 return
             job = await reminder_job(due, channel, bot_user=bot_user, now_ms=self.bot.clock())
         except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:

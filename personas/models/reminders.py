@@ -20,7 +20,11 @@ class Reminder(models.Model):
     """A reminder for a user, or a persona self-task when the target is the bot's own id."""
 
     class Status(models.TextChoices):
+        """``personas.reminders_service`` moves a row along pending → claimed → delivering → fired."""
+
         PENDING = "pending"
+        CLAIMED = "claimed", "claimed (handed to the bot, not taken yet)"
+        DELIVERING = "delivering", "delivering (the bot took it, not confirmed yet)"
         FIRED = "fired"
         FAILED = "failed"
         CANCELLED = "cancelled"
@@ -46,13 +50,18 @@ class Reminder(models.Model):
         DiscordUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="created_reminders"
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    last_error = models.TextField(blank=True, default="")
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    delivery_retry_count = models.IntegerField(default=0)
+    last_error = models.TextField(blank=True, default="", help_text="Why the last delivery attempt failed.")
+    next_attempt_at = models.DateTimeField(
+        null=True, blank=True, help_text="Pending: when the next attempt is due. Claimed or delivering: when it lapses."
+    )
+    delivery_retry_count = models.IntegerField(default=0, help_text="Failed delivery attempts of this occurrence.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = ReminderQuerySet.as_manager()
+
+    # Not settled yet: waiting, on its way to the bot, or failed (a moderator may still cancel it).
+    OPEN_STATUSES = (Status.PENDING, Status.CLAIMED, Status.DELIVERING, Status.FAILED)
 
     class Meta:
         db_table = "reminders"

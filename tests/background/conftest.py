@@ -16,7 +16,7 @@ import pytest
 
 from bot.voice.transcribe import WhisperTranscriber, default_transcriber
 from personas.models import Persona, Reminder, Server
-from personas.reminders_service import ChannelGone, DueReminder
+from personas.reminders_service import ChannelGone, DueReminder, accept_delivery, acknowledge_delivery
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
 BOT_USER_ID = "900000000000000001"
@@ -27,9 +27,12 @@ SENTENCE = "The weather is nice today and we are going to the park after lunch."
 
 @dataclass
 class RecordingDispatcher:
-    """A ReminderDispatcher that records deliveries; ``fail_with`` makes every delivery raise."""
+    """A ReminderDispatcher that posts in-process and records what it posted: it takes and confirms
+    each occurrence at the tick's time, as a poster does (``confirm=False``: hands over only, like
+    the Channels layer). ``fail_with`` makes every hand-over raise."""
 
     fail_with: Callable[[], Exception] | None = None
+    confirm: bool = True
     delivered: list[DueReminder] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -38,6 +41,10 @@ class RecordingDispatcher:
             raise self.fail_with()
         with self._lock:
             self.delivered.append(reminder)
+        if self.confirm:
+            at = datetime.fromtimestamp(reminder.fired_at_ms / 1000, tz=UTC)
+            assert accept_delivery(reminder.reminder_id, reminder.scheduled_at_ms, now=at)
+            assert acknowledge_delivery(reminder.reminder_id, reminder.scheduled_at_ms, now=at)
 
     @property
     def ids(self) -> list[int]:

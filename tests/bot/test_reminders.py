@@ -17,6 +17,7 @@ from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
+from bot.exts.reminders import RemindersCog
 from bot.providers import GenerationResult, ProviderError
 from bot.reminder_turns import ensure_ping, reminder_lateness
 from chatcontext.models import PromptRecord
@@ -25,7 +26,15 @@ from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ContextItem
 from personas import models as m
-from personas.reminders_service import REMINDERS_GROUP, DueReminder, ReminderKind
+from personas.reminders_service import (
+    CLAIM_LEASE,
+    REMINDERS_GROUP,
+    ChannelLayerDispatcher,
+    DueReminder,
+    FireReport,
+    ReminderKind,
+    fire_due_reminders,
+)
 from tests.bot.fakes import run_db, setup_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -58,7 +67,8 @@ def create_fired(
         reminder_time=due_at,
         persona=persona,
         self_reminder=kind == ReminderKind.SELF_TASK,
-        status=m.Reminder.Status.FIRED,
+        status=m.Reminder.Status.CLAIMED,
+        next_attempt_at=timezone.now() + CLAIM_LEASE,
     )
     at_ms = int(due_at.timestamp() * 1000)
     return DueReminder(
@@ -368,7 +378,94 @@ async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(ha
     await harness.bot.get_cog("RemindersCog").fire(elsewhere)
 
     assert dpytest.sent_queue.empty() and harness.prompts == []
-    assert (await status_of(due)).status == m.Reminder.Status.FIRED
+    assert (await status_of(due)).status == m.Reminder.Status.CLAIMED  # left for the process that serves it
+
+
+# ---------------------------------------------------------------------------------------------
+# Acknowledged delivery (issue 13 item 6): fired only once the bot posted it
+# ---------------------------------------------------------------------------------------------
+
+
+async def tick(at) -> FireReport:  # type: ignore[no-untyped-def]
+    """One beat tick of the Celery task at ``at``, handing occurrences over the layer."""
+    return await run_db(fire_due_reminders, ChannelLayerDispatcher(), now=at)
+
+
+async def stop_listening(harness) -> None:  # type: ignore[no-untyped-def]
+    await harness.bot.remove_cog("RemindersCog")
+
+
+async def start_listening(harness) -> None:  # type: ignore[no-untyped-def]
+    await harness.bot.add_cog(RemindersCog(harness.bot))
+    await asyncio.sleep(0.05)  # the listener joins the group
+
+
+async def due_now(harness, **kwargs) -> m.Reminder:  # type: ignore[no-untyped-def]
+    server = await m.Server.objects.aget(server_disc_id=str(harness.guild.id))
+    return await m.Reminder.objects.acreate(
+        server=server,
+        channel_disc_id=str(harness.channel.id),
+        user_discord_id=str(harness.member(0).id),
+        reminder_purpose="stretch your legs",
+        reminder_time=timezone.now() - timedelta(seconds=30),
+        **kwargs,
+    )
+
+
+async def test_fired_while_no_bot_listens_it_is_delivered_once_late_when_a_bot_starts(harness):
+    await run_db(setup_server, harness.guild)
+    reminder = await due_now(harness)
+    await stop_listening(harness)  # a restart: nobody is in the group
+
+    t0 = timezone.now()
+    assert (await tick(t0)).dispatched == 1
+    assert (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.CLAIMED
+    await tick(t0 + CLAIM_LEASE)  # nobody took it: back to pending, with backoff
+    waiting = await m.Reminder.objects.aget(pk=reminder.pk)
+    assert waiting.status == m.Reminder.Status.PENDING and "no bot process took it" in waiting.last_error
+
+    await start_listening(harness)
+    assert (await tick(waiting.next_attempt_at)).dispatched == 1
+    await one_record()
+
+    async def fired() -> bool:
+        return (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.FIRED
+
+    await until(fired)
+    for later in (timedelta(minutes=30), timedelta(hours=2)):
+        await tick(waiting.next_attempt_at + later)
+    [reply] = sent_messages()
+    assert f"<@{harness.member(0).id}>" in reply.content
+    assert await PromptRecord.objects.acount() == 1
+
+
+async def test_a_bot_that_posted_but_died_before_confirming_posts_it_at_most_once_more(harness, monkeypatch):
+    await run_db(setup_server, harness.guild)
+    reminder = await due_now(harness)
+
+    async def dies(due: DueReminder) -> None:  # the process stops right after Discord took the post
+        return None
+
+    monkeypatch.setattr("bot.reminder_turns.confirm_posted", dies)
+    t0 = timezone.now()
+    await tick(t0)
+    await one_record()
+    row = await m.Reminder.objects.aget(pk=reminder.pk)
+    assert row.status == m.Reminder.Status.DELIVERING  # taken and posted, never confirmed
+    monkeypatch.undo()
+
+    await tick(row.next_attempt_at)  # the lease ran out
+    again = await m.Reminder.objects.aget(pk=reminder.pk)
+    assert again.status == m.Reminder.Status.PENDING and "did not confirm" in again.last_error
+    await tick(again.next_attempt_at)
+
+    async def fired() -> bool:
+        return (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.FIRED
+
+    await until(fired)
+    await tick(again.next_attempt_at + timedelta(hours=1))
+    assert len(sent_messages()) == 2  # the post the dead process made, and one more
+    assert await PromptRecord.objects.acount() == 2
 
 
 # ---------------------------------------------------------------------------------------------

@@ -291,6 +291,30 @@ def test_cancel_reminders_action_leaves_fired_ones(admin_client: Client, make_re
     assert (pending.status, fired.status) == (Reminder.Status.CANCELLED, Reminder.Status.FIRED)
 
 
+def test_a_reminder_no_bot_confirmed_shows_failed_with_its_reason(admin_client: Client, make_reminder) -> None:
+    """Issue 13 item 6: the moderator sees why (list column and filter, change page) and can retry it."""
+    reason = "no bot process took it within 1 minute (is the bot running?)"
+    failed = make_reminder(status=Reminder.Status.FAILED, delivery_retry_count=4, last_error=reason)
+    make_reminder(reminder_purpose="on its way", status=Reminder.Status.CLAIMED)
+    changelist = reverse("admin:personas_reminder_changelist")
+
+    listed = admin_client.get(changelist, {"status__exact": "failed"})
+    assert [r.pk for r in listed.context["cl"].result_list] == [failed.pk]
+    assert f"failed after 4 attempts: {reason}" in listed.content.decode()
+    page = admin_client.get(reverse("admin:personas_reminder_change", args=[failed.pk])).content.decode()
+    assert reason in page
+    assert 'name="status"' not in page and 'name="last_error"' not in page  # shown, not edited by hand
+
+    admin_client.post(changelist, {"action": "retry_reminders", "_selected_action": [failed.pk]})
+    failed.refresh_from_db()
+    assert (failed.status, failed.delivery_retry_count, failed.last_error, failed.next_attempt_at) == (
+        Reminder.Status.PENDING,
+        0,
+        "",
+        None,
+    )
+
+
 @pytest.mark.parametrize(("kind", "expected"), [("human", {"task 1"}), ("self", {"task 0", "task 2"})])
 def test_reminder_kind_filter_separates_self_tasks(
     admin_client: Client, main_persona: Persona, kind: str, expected: set[str]
