@@ -4,10 +4,22 @@ Only staff who moderate the server (or superusers) may connect; anyone else is c
 Records are announced by ``announce_record`` after their transaction commits, through the
 channel layer (Redis when REDIS_URL is set, so a record stored by the bot process reaches a
 browser connected to the web process).
+
+A feed socket stays open for hours, so access is not decided once at connect (``FeedConsumer``):
+every event is sent only after the account's access was confirmed within the last
+``ACCESS_RECHECK_SECONDS``, read afresh from the database, and a change of the account's access
+(its moderator rows, its active, staff or superuser flag, its deletion: ``personas.signals``) is
+pushed to its sockets, which re-check at once and close with 4403 when access is gone. The push
+makes revocation immediate, idle sockets included; the periodic re-check makes it certain when a
+push is lost (channel layer down) or never sent (a queryset ``update``): a socket then sends at
+most ``ACCESS_RECHECK_SECONDS`` worth of events more. Re-checking before every event instead
+would cost two queries per streamed reply fragment on the playground socket. API tokens cannot
+open feeds (websockets authenticate by session only), so token revocation needs no handling here.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -15,9 +27,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
-from personas.access import principal_for_user
+from personas.access import access_group, user_sees_server
 
 FORBIDDEN = 4403
+ACCESS_RECHECK_SECONDS = 5.0
 
 
 def group_name(server_id: int) -> str:
@@ -50,23 +63,63 @@ def announce_record(record: Any) -> None:
     )
 
 
-class ServerTurnsConsumer(AsyncJsonWebsocketConsumer):
-    async def connect(self) -> None:
-        self.server_id = int(self.scope["url_route"]["kwargs"]["server_id"])
-        allowed = await database_sync_to_async(self._allowed)(self.scope.get("user"))
-        if not allowed:
-            await self.close(code=FORBIDDEN)
+class FeedConsumer(AsyncJsonWebsocketConsumer):
+    """A websocket that streams one server's events to a staff account while it may see the server."""
+
+    server_id: int
+    feed_groups: list[str]
+    checked_at = 0.0
+    closed = False
+
+    async def open_feed(self, server_id: int, groups: list[str]) -> None:
+        """Accept the socket and join ``groups`` if the account sees ``server_id``; else close with 4403."""
+        user = self.scope.get("user")
+        self.user_id = user.pk if user is not None and user.is_authenticated else None
+        self.server_id = server_id
+        if not await self.access_holds():
             return
-        await self.channel_layer.group_add(group_name(self.server_id), self.channel_name)
+        self.feed_groups = [*groups, *([access_group(self.user_id)] if self.user_id is not None else [])]
+        for group in self.feed_groups:
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
 
-    def _allowed(self, user: Any) -> bool:
-        who = principal_for_user(user)
-        return who is not None and who.sees(self.server_id)
+    async def access_holds(self) -> bool:
+        """Ask the database again; on a refusal leave the groups and close the socket with 4403."""
+        if self.closed:
+            return False
+        if await database_sync_to_async(user_sees_server)(self.user_id, self.server_id):
+            self.checked_at = time.monotonic()
+            return True
+        self.closed = True
+        await self.leave_feed()
+        await self.close(code=FORBIDDEN)
+        return False
+
+    async def send_event(self, content: dict[str, Any]) -> None:
+        """Send one event of the server, after re-checking access when the last check is too old."""
+        if self.closed:
+            return
+        if time.monotonic() - self.checked_at >= ACCESS_RECHECK_SECONDS and not await self.access_holds():
+            return
+        await self.send_json(content)
+
+    async def access_changed(self, event: dict[str, Any]) -> None:
+        """``personas.access.announce_access_change``: this account's access may have changed."""
+        await self.access_holds()
+
+    async def leave_feed(self) -> None:
+        for group in getattr(self, "feed_groups", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+        self.feed_groups = []
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "server_id"):
-            await self.channel_layer.group_discard(group_name(self.server_id), self.channel_name)
+        await self.leave_feed()
+
+
+class ServerTurnsConsumer(FeedConsumer):
+    async def connect(self) -> None:
+        server_id = int(self.scope["url_route"]["kwargs"]["server_id"])
+        await self.open_feed(server_id, [group_name(server_id)])
 
     async def turn_recorded(self, event: dict[str, Any]) -> None:
-        await self.send_json({"type": "turn", "record": event["record"]})
+        await self.send_event({"type": "turn", "record": event["record"]})

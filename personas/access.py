@@ -3,21 +3,32 @@
 A principal is either an API token (exactly one server, read-only or read-write) or a staff
 session (the servers the account moderates; superusers see all). Objects outside a principal's
 servers are reported as missing (404), never as forbidden, so ids of other servers leak nothing.
+
+Live feeds (websockets) are opened by staff sessions only, and stay open: they ask
+``user_sees_server`` again while open, and every change of what an account may see is announced
+to its sockets (``announce_access_change``, sent by ``personas.signals``) so they ask at once.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from personas.models import ApiToken, ServerModerator
 from personas.models.access import hash_token
 
+logger = logging.getLogger(__name__)
+
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+ACCESS_CHANGED = "access.changed"
 
 
 @dataclass(frozen=True)
@@ -56,3 +67,33 @@ def principal_for_token(raw: str) -> Principal | None:
     return Principal(
         server_ids=frozenset({token.server_id}), can_write=token.scope == ApiToken.Scope.READ_WRITE, token=token
     )
+
+
+def user_sees_server(user_id: int | None, server_id: int) -> bool:
+    """Whether the account ``user_id`` may see ``server_id`` now, from its row as stored now (not the
+    copy a socket loaded when it opened): active, staff, and a superuser or the server's moderator."""
+    if user_id is None:
+        return False
+    who = principal_for_user(get_user_model().objects.filter(pk=user_id).first())
+    return who is not None and who.sees(server_id)
+
+
+def access_group(user_id: int) -> str:
+    """The channel-layer group of one account's open feed sockets."""
+    return f"access-user-{user_id}"
+
+
+def announce_access_change(user_id: int) -> None:
+    """Tell the account's open feed sockets to check their access again now.
+
+    Best effort: when the channel layer is unreachable the sockets still find out at their next
+    periodic check (``chatcontext.consumers.ACCESS_RECHECK_SECONDS``), so this logs one line and
+    never fails the change that caused it.
+    """
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(access_group(user_id), {"type": ACCESS_CHANGED})
+    except Exception as exc:
+        logger.warning("access change not announced to live feeds (%s)", type(exc).__name__)
