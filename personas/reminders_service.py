@@ -73,7 +73,7 @@ DELIVERY_LEASE = timedelta(minutes=10)
 IN_FLIGHT = (Reminder.Status.CLAIMED, Reminder.Status.DELIVERING)
 SETTLED_FIELDS = ("status", "reminder_time", "delivery_retry_count", "next_attempt_at", "last_error", "updated_at")
 LAST_ERROR_MAX_CHARS = 500
-_ONE_MS = timedelta(milliseconds=1)
+_TWO_MS = timedelta(milliseconds=2)
 NOT_TAKEN = "no bot process took it within {lease} (is the bot running?)"
 NOT_CONFIRMED = "the bot took it but did not confirm posting it within {lease} (it may have stopped)"
 
@@ -256,10 +256,10 @@ def expire_leases(now: datetime, *, batch_size: int = CLAIM_BATCH_SIZE) -> FireR
                 .order_by("next_attempt_at", "reminder_id")[:batch_size]
             )
             for row in rows:
-                lease = CLAIM_LEASE if row.status == Reminder.Status.CLAIMED else DELIVERY_LEASE
-                reason = (NOT_TAKEN if row.status == Reminder.Status.CLAIMED else NOT_CONFIRMED).format(
-                    lease=_minutes(lease)
-                )
+                if row.status == Reminder.Status.CLAIMED:
+                    reason = NOT_TAKEN.format(lease=_minutes(CLAIM_LEASE))
+                else:
+                    reason = NOT_CONFIRMED.format(lease=_minutes(DELIVERY_LEASE))
                 report += FireReport.of_attempt(_retry_or_fail(row, reason, now))
         if len(rows) < batch_size:
             return report
@@ -341,9 +341,9 @@ def _locked_occurrence(reminder_id: int, scheduled_at_ms: int, statuses: tuple[s
 def _occurrence(scheduled_at_ms: int) -> Q:
     """The row still points at this occurrence. ``scheduled_at_ms`` lost the time's microseconds
     (and a float millisecond may be one short); occurrences of one reminder are an hour apart at
-    least, so a millisecond either side names exactly one."""
+    least, so two milliseconds either side name exactly one."""
     at = datetime.fromtimestamp(scheduled_at_ms / 1000, tz=UTC)
-    return Q(reminder_time__gt=at - _ONE_MS * 2, reminder_time__lt=at + _ONE_MS * 2)
+    return Q(reminder_time__gt=at - _TWO_MS, reminder_time__lt=at + _TWO_MS)
 
 
 def mark_failed(reminder_id: int, reason: str, *, now: datetime) -> str | None:
