@@ -10,10 +10,11 @@ real Redis channel layer, through the ASGI application with session cookies as a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
@@ -25,6 +26,7 @@ from botplatform.asgi import application
 from chatcontext import consumers
 from chatcontext.consumers import FORBIDDEN, group_name
 from personas.models import Server, ServerModerator
+from tests.bot.conftest import release_worker_connections
 from tests.live.test_turn_feed import session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,6 +34,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 RECEIVE_SECONDS = 10
 QUIET_SECONDS = 0.5
 User = get_user_model()
+
+
+@pytest.fixture(autouse=True)
+async def _release_worker_connections() -> AsyncIterator[None]:
+    """The consumers' database work runs on a worker thread whose in-memory SQLite connection would
+    outlive this test and read the wrong database in a later one (tests/bot/conftest.py)."""
+    yield
+    await sync_to_async(release_worker_connections, thread_sensitive=True)()
 
 
 @pytest.fixture(params=["memory", pytest.param("redis", marks=[pytest.mark.redis])])
