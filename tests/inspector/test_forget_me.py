@@ -16,26 +16,29 @@ from django.utils import timezone
 from chatcontext.models import PromptRecord, VoiceTranscript
 from personas import actions
 from personas.models import DiscordUser
-from tests.inspector.conftest import World
+from tests.inspector.conftest import World, example_doc
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
 
-MINA = "11"
-# Mina's own words (messages 6008 and 6010, the transcript of her voice message 6009), her
-# memories (personal, including another lineage's), her reminder, her saved nickname and her
-# member display name.
-MINA_TRACES = (
-    "look at this cat",
-    "what should I read next",
-    "is the library open tomorrow",
-    "studying for a chemistry exam",
-    "prefers green tea",
-    "taught Pip a whistle",
-    "Remind Mina about",
-    "Minnie",
-    "Mina-chan",
+DOC = example_doc()
+PRIYA = next(u["disc_id"] for u in DOC["users"] if u["username"] == "priya.k")
+TOBIAS = next(u["disc_id"] for u in DOC["users"] if u["username"] == "tobias.r")
+VOICE = DOC["messages"][8]  # Priya's voice message
+# Priya's own words (her image caption and her mention of the bot, the transcript of her voice
+# message), her memories (personal, including another lineage's), her reminder, her saved nickname
+# and her member display name.
+PRIYA_TRACES = (
+    "first test print off the new printer",
+    "is the workshop open on Sunday",
+    "do we still have the blue filament",
+    "building a fume extractor",
+    "prefers metric screws",
+    "to wave hello",
+    "Remind Priya to order",
+    "Pree",
+    "Priya K",
 )
-UNRELATED = "a turn where only Okabe speaks"
+UNRELATED = "a turn where only Tobias speaks"
 
 
 def text_columns() -> Iterable[tuple[type[models.Model], models.Field]]:
@@ -64,9 +67,9 @@ def traces(needle: str) -> set[str]:
 
 def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
     VoiceTranscript.objects.create(
-        message_disc_id="6009",
-        attachment_disc_id="7301",
-        transcript="hey tomori, is the library open tomorrow",
+        message_disc_id=VOICE["id"],
+        attachment_disc_id=VOICE["attachments"][0]["id"],
+        transcript="tomori, do we still have the blue filament from last week",
         cached_at=timezone.now(),
     )
     unrelated = PromptRecord.objects.create(
@@ -75,23 +78,24 @@ def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
         persona_nickname="Tomori",
         created_at=timezone.now(),
         context_items=[{"role": "user", "tag": "dialogue_history", "text": UNRELATED}],
-        subject_user_ids=["14"],
+        subject_user_ids=[TOBIAS],
     )
-    before = {needle: traces(needle) for needle in MINA_TRACES}
+    before = {needle: traces(needle) for needle in PRIYA_TRACES}
     # The search can see them: in live rows, and in the records and snapshots of both servers.
-    assert {"chatcontext.PromptRecord.snapshot", "chatcontext.PromptRecord.context_items"} <= before["look at this cat"]
-    assert "chatcontext.VoiceTranscript.transcript" in before["is the library open tomorrow"]
-    assert "personas.PersonalMemory.content" in before["prefers green tea"]
-    assert "personas.Reminder.reminder_purpose" in before["Remind Mina about"]
-    assert "personas.DiscordUser.user_nickname" in before["Minnie"]
-    assert "personas.ServerMember.display_name" in before["Mina-chan"]
-    servers = set(PromptRecord.objects.filter(snapshot__icontains="look at this cat").values_list("server", flat=True))
+    caption = "first test print off the new printer"
+    assert {"chatcontext.PromptRecord.snapshot", "chatcontext.PromptRecord.context_items"} <= before[caption]
+    assert "chatcontext.VoiceTranscript.transcript" in before["do we still have the blue filament"]
+    assert "personas.PersonalMemory.content" in before["prefers metric screws"]
+    assert "personas.Reminder.reminder_purpose" in before["Remind Priya to order"]
+    assert "personas.DiscordUser.user_nickname" in before["Pree"]
+    assert "personas.ServerMember.display_name" in before["Priya K"]
+    servers = set(PromptRecord.objects.filter(snapshot__icontains=caption).values_list("server", flat=True))
     assert servers == {world.server_a.pk, world.server_b.pk}
 
-    actions.forget_user(MINA)
+    actions.forget_user(PRIYA)
 
-    assert {needle: traces(needle) for needle in MINA_TRACES} == {needle: set() for needle in MINA_TRACES}
+    assert {needle: traces(needle) for needle in PRIYA_TRACES} == {needle: set() for needle in PRIYA_TRACES}
     # The user row stays (with its privacy level) and unrelated records are kept.
-    assert DiscordUser.objects.filter(user_disc_id=MINA).exists()
+    assert DiscordUser.objects.filter(user_disc_id=PRIYA).exists()
     assert list(PromptRecord.objects.values_list("pk", flat=True)) == [unrelated.pk]
     assert traces(UNRELATED) == {"chatcontext.PromptRecord.context_items"}
