@@ -2,7 +2,7 @@
 
 Creates a scratch database next to ``--database-url`` (Django's test-database machinery: the name
 gets a ``test_`` prefix; it is dropped afterwards, also on failure), migrates it, stores one real
-prompt record (the shared example turn assembled by ``replay_snapshot`` and written by
+prompt record (the project's example turn assembled by ``replay_snapshot`` and written by
 ``store_prompt_record``) and bulk-creates ``--records`` copies of it on the token's server, spread
 over channels, personas and two days, plus a tenth as many on a second server the token must not
 see. Requests go through Django's test client in this process (middleware, django-ninja, bearer
@@ -37,7 +37,7 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/tomori_bench"
 PAGE_SIZES = (10, 50, 200)
 CHANNELS = 20
 SEED = 20251202
-SNAPSHOT = ROOT / "tests" / "snapshots" / "cases" / "night-owls-lounge.snapshot.json"
+SNAPSHOT = ROOT / "examples" / "tidepool-workbench.snapshot.json"
 
 
 def _arguments() -> argparse.Namespace:
@@ -98,7 +98,7 @@ def populate(records: int) -> tuple[str, list[int]]:
     server_b = Server.objects.create(server_disc_id="4300", name="Other server")
     personas = [
         Persona.objects.create(server=server_a, persona_nickname=name, is_alter=alter)
-        for name, alter in (("Tomori", False), ("Pip", True), ("Mori", True))
+        for name, alter in (("Tomori", False), ("Sprocket", True), ("Mori", True))
     ]
     persona_b = Persona.objects.create(server=server_b, persona_nickname="Tomori")
     model = store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source="replay")

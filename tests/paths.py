@@ -1,12 +1,11 @@
-"""Where the project's companion material lives: `shared/` beside the repository (specs, examples).
+"""Where the repository's own example material lives (examples/ at the root of the checkout).
 
-CI clones the repository into another folder with a copy of shared/ beside it, so the path is
-always taken relative to the checkout, never absolute.
+Everything a test reads is inside the repository, so a bare clone passes its own tests.
 """
 
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
-EXAMPLES = SHARED / "examples"
-NIGHT_OWLS_EXAMPLE = EXAMPLES / "night-owls-lounge.json"
+EXAMPLES = REPO_ROOT / "examples"
+EXAMPLE = EXAMPLES / "tidepool-workbench.snapshot.json"
+EXAMPLE_EXPECTED = EXAMPLES / "tidepool-workbench.expected.json"

@@ -1,9 +1,10 @@
-"""docs/spec-coverage.md against the specs: one row per rule id, and every test a row names exists.
+"""docs/spec-coverage.md against the project's behaviour reference: one row per rule id, and every
+test a row names exists.
 
-The rule ids come from `../shared/spec/build-context.md` and `../shared/spec/participants.md` (the
-`shared/` folder sits beside the repository, read-only): the bold list headings (`- **BC3-14a** …`,
-`- **D-06** …`) plus any id in the first cell of a table row. Without that folder the tests fail
-instead of passing on an empty list.
+The rule ids are the project's own catalogue, `docs/behaviour/build-context.md` and
+`docs/behaviour/participants.md`: the bold list headings (`- **BC3-14a** …`, `- **D-06** …`) plus any
+id in the first cell of a table row. Every id the code, the tests and the other documents cite must be
+one of them, and every test the catalogue's scenario tables name must exist.
 
 A row's status is the first word of its status cell (`implemented`, `quirk`, `deferred`, `missing`;
 a qualifier may follow). Tests are named `` `path::function` `` (or `path::Class::method`), the path
@@ -13,16 +14,15 @@ relative to the repository root or to `tests/`.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
-SPEC_DIR = REPO.parent / "shared" / "spec"
+SPEC_DIR = REPO / "docs" / "behaviour"
 SPEC_FILES = ("build-context.md", "participants.md")
 COVERAGE = REPO / "docs" / "spec-coverage.md"
 
@@ -48,12 +48,7 @@ class Row:
 
 def _spec_texts() -> dict[str, str]:
     missing = [name for name in SPEC_FILES if not (SPEC_DIR / name).is_file()]
-    if missing:
-        pytest.fail(
-            f"spec files not found: {', '.join(missing)} in {SPEC_DIR} — the shared/ folder must sit beside "
-            "the repository (../shared/spec); the coverage check cannot run without it",
-            pytrace=False,
-        )
+    assert missing == [], f"behaviour reference files missing from {SPEC_DIR.relative_to(REPO)}"
     return {name: (SPEC_DIR / name).read_text(encoding="utf-8") for name in SPEC_FILES}
 
 
@@ -160,20 +155,76 @@ def test_statuses_are_known_and_explained() -> None:
     assert unexplained == [], "quirk, deferred and missing rows must say why in the notes"
 
 
+def _test_problem(path: str, name: str) -> str | None:
+    """Why `path::name` does not name an existing test, or None when it does."""
+    found = _test_file(path)
+    if found is None:
+        return f"no file {path}"
+    if not name.rsplit("::", 1)[-1].startswith("test"):
+        return f"{path}::{name} is not a test"
+    if name not in _defined_tests(found):
+        return f"{path} defines no {name}"
+    return None
+
+
 def test_implemented_and_quirk_rows_name_tests_that_exist() -> None:
     problems: list[str] = []
     for row in coverage_rows():
         if row.status in NEEDS_TESTS and not row.tests:
             problems.append(f"line {row.line} {row.rule}: {row.status} but names no test")
-        for path, name in row.tests:
-            found = _test_file(path)
-            if found is None:
-                problems.append(f"line {row.line} {row.rule}: no file {path}")
-            elif not name.rsplit("::", 1)[-1].startswith("test"):
-                problems.append(f"line {row.line} {row.rule}: {path}::{name} is not a test")
-            elif name not in _defined_tests(found):
-                problems.append(f"line {row.line} {row.rule}: {path} defines no {name}")
+        problems += [f"line {row.line} {row.rule}: {p}" for t in row.tests if (p := _test_problem(*t))]
     assert problems == []
+
+
+def _catalogue_files() -> list[Path]:
+    return sorted(SPEC_DIR.glob("*.md"))
+
+
+def test_the_catalogue_names_only_tests_that_exist() -> None:
+    """The scenario tables of the behaviour reference point at tests by `path::function`."""
+    refs = [(f.name, ref) for f in _catalogue_files() for ref in _TEST_REF.findall(f.read_text(encoding="utf-8"))]
+    assert len(refs) > 100
+    assert [(name, problem) for name, ref in refs if (problem := _test_problem(*ref))] == []
+
+
+_SCENARIO_TEST = re.compile(r"^(?:async )?def (test_[st]\d+_\w+)\(", re.MULTILINE)
+
+
+def test_every_numbered_scenario_test_is_in_a_scenario_table() -> None:
+    """`test_s18_…` and `test_t28_…` pin numbered scenarios; each is listed in the catalogue."""
+    listed = {name.rsplit("::", 1)[-1] for f in _catalogue_files() for _, name in _TEST_REF.findall(f.read_text())}
+    scenario_tests = {
+        f"{path.relative_to(REPO)}::{name}"
+        for path in (REPO / "tests").rglob("test_*.py")
+        for name in _SCENARIO_TEST.findall(path.read_text(encoding="utf-8"))
+    }
+    assert scenario_tests and sorted(t for t in scenario_tests if t.rsplit("::", 1)[-1] not in listed) == []
+
+
+# Where rule ids are cited: the project's code, tests, benchmarks and documents (not .venv or var/).
+CITING_DIRS = ("bench", "bot", "botplatform", "chatcontext", "docs", "personas", "tests")
+
+
+def _citing_files() -> list[Path]:
+    files = [REPO / "README.md"]
+    for top in CITING_DIRS:
+        for root, dirs, names in os.walk(REPO / top):
+            dirs[:] = [d for d in dirs if d not in {"node_modules", "__pycache__"}]
+            files += [Path(root) / n for n in names if n.endswith((".py", ".md"))]
+    return sorted(files)
+
+
+def test_every_rule_id_the_repository_cites_is_in_the_catalogue() -> None:
+    """A docstring, test name or document citing `BC3-05` or `H-14` cites a rule the project defines
+    (or a lettered sub-item of one: `BC8-12g`)."""
+    known = set(spec_rule_ids())
+    unknown = sorted(
+        f"{path.relative_to(REPO)}: {rule}"
+        for path in _citing_files()
+        for rule in set(_MENTION.findall(path.read_text(encoding="utf-8", errors="replace")))
+        if rule not in known and rule.rstrip("abcdefghijklmnopqrstuvwxyz") not in known
+    )
+    assert len(_citing_files()) > 100 and unknown == []
 
 
 def test_summary_counts_match_the_rows() -> None:

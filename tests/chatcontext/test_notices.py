@@ -10,10 +10,9 @@ import pytest
 from chatcontext import notices
 from chatcontext.types import Embed, EmbedField, EmbedMedia, MemberInfo
 from tests.chatcontext.builders import ANN, BOT, PERSONAS, TOMORI, U1, bot_embed, msg, run_history, webhook_msg
-from tests.paths import NIGHT_OWLS_EXAMPLE
+from tests.paths import EXAMPLE
 
 DEBUG_TOMORI = replace(TOMORI, self_debug_enabled=True)
-EXAMPLE = NIGHT_OWLS_EXAMPLE
 
 
 def cv2(text: str) -> tuple[dict[str, object], ...]:
@@ -69,8 +68,8 @@ def test_bc6_03_footer_token_wins_over_the_title() -> None:
 def test_example_snapshot_memory_notice_title_classifies() -> None:
     document = json.loads(EXAMPLE.read_text())
     titles = [e["title"] for m in document["messages"] for e in m["embeds"]]
-    assert "📝 Tomori Learned Something!" in titles
-    assert notices.classify_title("📝 Tomori Learned Something!") == "memory_learning"
+    assert "📝 Tomori Learned Something About Pree!" in titles
+    assert notices.classify_title("📝 Tomori Learned Something About Pree!") == "memory_learning"
 
 
 # --- scenarios ------------------------------------------------------------------------------------

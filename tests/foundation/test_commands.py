@@ -21,6 +21,7 @@ from personas.models import (
     PrivacyLevel,
     Reminder,
     Server,
+    ServerEmoji,
     ServerMember,
 )
 
@@ -62,6 +63,27 @@ def test_load_demo_covers_every_case_the_demo_promises() -> None:
     assert PersonalizationBlacklist.objects.filter(server=server).exists()
     assert PersonaUserBlock.objects.filter(server=server, persona=alter).exists()
     assert ServerMember.objects.filter(server=server).exclude(roles=[]).exists()
+
+
+def test_load_demo_discord_ids_are_realistic_snowflakes() -> None:
+    """Every Discord id the demo writes (server, channel, users, members and their roles, reminder
+    targets, blacklist and block entries, emojis) is 17–20 ASCII digits, as on Discord."""
+    call_command("load_demo", stdout=StringIO())
+    server = Server.objects.get(server_disc_id=DEMO_SERVER_DISC_ID)
+    members = ServerMember.objects.filter(server=server)
+    ids = {
+        server.server_disc_id,
+        *DiscordUser.objects.values_list("user_disc_id", flat=True),
+        *members.values_list("user_disc_id", flat=True),
+        *(role["id"] for roles in members.values_list("roles", flat=True) for role in roles),
+        *Reminder.objects.values_list("channel_disc_id", flat=True),
+        *Reminder.objects.values_list("user_discord_id", flat=True),
+        *PersonalizationBlacklist.objects.values_list("user_disc_id", flat=True),
+        *PersonaUserBlock.objects.values_list("user_disc_id", flat=True),
+        *ServerEmoji.objects.values_list("emoji_disc_id", flat=True),
+    }
+    assert len(ids) > 10
+    assert sorted(i for i in ids if not re.fullmatch(r"[0-9]{17,20}", i)) == []
 
 
 def test_load_demo_help_describes_it(capsys) -> None:

@@ -1,6 +1,6 @@
 """Named users and realistic prompt records for the inspector tests.
 
-alice moderates server A ("Night Owls", the shared example), bob moderates server B, charlie is a
+alice moderates server A ("Tidepool Makerspace", the project's example), bob moderates server B, charlie is a
 non-staff account and root a superuser. Server A's live rows are the example snapshot's rows, and
 its records are assembled by the real pipeline from those rows (as the bot does) and stored by
 ``store_prompt_record`` with the snapshot. Server B's record is a `replay_turn --record` of the
@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,12 +25,13 @@ from chatcontext.records import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json, load_snapshot_rows
 from personas.models import Persona, Server, ServerMemory, ServerModerator
+from tests.paths import EXAMPLE
 
-SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "cases" / "night-owls-lounge.snapshot.json"
+SNAPSHOT = EXAMPLE
 SERVER_B_DISC_ID = "4300"
-# Only in server A's prompts: Okabe's message carries markup, which every page must escape.
-A_MARKUP = "<script>alert('owl')</script>"
-A_NEW_SERVER_MEMORY = "The lounge closes for cleaning on Mondays"
+# Only in server A's prompts: Tobias's reply carries markup, which every page must escape.
+A_MARKUP = "<script>alert('bench')</script>"
+A_NEW_SERVER_MEMORY = "The workshop closes for cleaning on Mondays"
 B_GREETING = "good morning, larks"
 
 
@@ -42,9 +42,8 @@ def example_doc() -> dict[str, Any]:
 
 def server_a_doc() -> dict[str, Any]:
     doc = example_doc()
-    for message in doc["messages"]:
-        if message["id"] == "6007":
-            message["content"] = f"Pip, please {A_MARKUP}"
+    reply = doc["messages"][6]  # Tobias's reply to Sprocket
+    reply["content"] = f"{reply['content']} {A_MARKUP}"
     return load_snapshot_json(json.dumps(doc))
 
 
@@ -52,9 +51,7 @@ def server_b_doc() -> dict[str, Any]:
     doc = copy.deepcopy(example_doc())
     doc["server"] = {**doc["server"], "disc_id": SERVER_B_DISC_ID, "name": "Day Larks"}
     doc["channel"] = {**doc["channel"], "name": "porch"}
-    for message in doc["messages"]:
-        if message["id"] == "6001":
-            message["content"] = B_GREETING
+    doc["messages"][0]["content"] = B_GREETING
     return load_snapshot_json(json.dumps(doc))
 
 
@@ -69,7 +66,7 @@ class World:
     server_b: Server
     doc_a: dict[str, Any]
     doc_b: dict[str, Any]
-    first_a: PromptRecord  # the first turn in #lounge
+    first_a: PromptRecord  # the first turn in #workbench
     record_a: PromptRecord  # the next turn, after a server memory was added
     record_b: PromptRecord
     alice: Any

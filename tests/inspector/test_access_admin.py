@@ -53,7 +53,7 @@ def test_moderator_cannot_issue_a_token_for_another_server(world: World) -> None
     assert "Select a valid choice" in response.content.decode()
     assert not ApiToken.objects.exists()
     form = world.client("alice").get(reverse("admin:personas_apitoken_add")).content.decode()
-    assert "Night Owls" in form and "Day Larks" not in form
+    assert "Tidepool Makerspace" in form and "Day Larks" not in form
 
 
 def test_revoke_action_ends_the_token(world: World) -> None:

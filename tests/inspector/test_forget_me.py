@@ -24,26 +24,31 @@ from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json
 from personas import actions
 from personas.models import ApiToken, DiscordUser, ServerMember
-from tests.inspector.conftest import World
+from tests.inspector.conftest import World, example_doc
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
 
-MINA = "11"
-# Mina's own words (messages 6008 and 6010, the transcript of her voice message 6009), her
-# memories (personal, including another lineage's), her reminder, her saved nickname and her
-# member display name.
-MINA_TRACES = (
-    "look at this cat",
-    "what should I read next",
-    "is the library open tomorrow",
-    "studying for a chemistry exam",
-    "prefers green tea",
-    "taught Pip a whistle",
-    "Remind Mina about",
-    "Minnie",
-    "Mina-chan",
+DOC = example_doc()
+PRIYA = next(u["disc_id"] for u in DOC["users"] if u["username"] == "priya.k")
+TOBIAS = next(u["disc_id"] for u in DOC["users"] if u["username"] == "tobias.r")
+VOICE = DOC["messages"][8]  # Priya's voice message
+FIRST_PRINT = DOC["messages"][7]["id"]  # Priya's image
+TOBIAS_REPLY = DOC["messages"][6]["id"]  # Tobias answers Sprocket
+# Priya's own words (her image caption and her mention of the bot, the transcript of her voice
+# message), her memories (personal, including another lineage's), her reminder, her saved nickname
+# and her member display name.
+PRIYA_TRACES = (
+    "first test print off the new printer",
+    "is the workshop open on Sunday",
+    "do we still have the blue filament",
+    "building a fume extractor",
+    "prefers metric screws",
+    "to wave hello",
+    "Remind Priya to order",
+    "Pree",
+    "Priya K",
 )
-UNRELATED = "a turn where only Okabe speaks"
+UNRELATED = "a turn where only Tobias speaks"
 
 
 def text_columns() -> Iterable[tuple[type[models.Model], models.Field]]:
@@ -72,9 +77,9 @@ def traces(needle: str) -> set[str]:
 
 def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
     VoiceTranscript.objects.create(
-        message_disc_id="6009",
-        attachment_disc_id="7301",
-        transcript="hey tomori, is the library open tomorrow",
+        message_disc_id=VOICE["id"],
+        attachment_disc_id=VOICE["attachments"][0]["id"],
+        transcript="tomori, do we still have the blue filament from last week",
         cached_at=timezone.now(),
     )
     unrelated = PromptRecord.objects.create(
@@ -83,32 +88,32 @@ def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
         persona_nickname="Tomori",
         created_at=timezone.now(),
         context_items=[{"role": "user", "tag": "dialogue_history", "text": UNRELATED}],
-        subject_user_ids=["14"],
+        subject_user_ids=[TOBIAS],
     )
-    before = {needle: traces(needle) for needle in MINA_TRACES}
+    before = {needle: traces(needle) for needle in PRIYA_TRACES}
     # The search can see them: in live rows, and in the records and snapshots of both servers.
-    assert {"chatcontext.PromptRecord.snapshot", "chatcontext.PromptRecord.context_items"} <= before["look at this cat"]
-    assert "chatcontext.VoiceTranscript.transcript" in before["is the library open tomorrow"]
-    assert "personas.PersonalMemory.content" in before["prefers green tea"]
-    assert "personas.Reminder.reminder_purpose" in before["Remind Mina about"]
-    assert "personas.DiscordUser.user_nickname" in before["Minnie"]
-    assert "personas.ServerMember.display_name" in before["Mina-chan"]
-    servers = set(PromptRecord.objects.filter(snapshot__icontains="look at this cat").values_list("server", flat=True))
+    caption = "first test print off the new printer"
+    assert {"chatcontext.PromptRecord.snapshot", "chatcontext.PromptRecord.context_items"} <= before[caption]
+    assert "chatcontext.VoiceTranscript.transcript" in before["do we still have the blue filament"]
+    assert "personas.PersonalMemory.content" in before["prefers metric screws"]
+    assert "personas.Reminder.reminder_purpose" in before["Remind Priya to order"]
+    assert "personas.DiscordUser.user_nickname" in before["Pree"]
+    assert "personas.ServerMember.display_name" in before["Priya K"]
+    servers = set(PromptRecord.objects.filter(snapshot__icontains=caption).values_list("server", flat=True))
     assert servers == {world.server_a.pk, world.server_b.pk}
 
-    actions.forget_user(MINA)
+    actions.forget_user(PRIYA)
 
-    assert {needle: traces(needle) for needle in MINA_TRACES} == {needle: set() for needle in MINA_TRACES}
+    assert {needle: traces(needle) for needle in PRIYA_TRACES} == {needle: set() for needle in PRIYA_TRACES}
     # The user row stays (with its privacy level) and unrelated records are kept.
-    assert DiscordUser.objects.filter(user_disc_id=MINA).exists()
+    assert DiscordUser.objects.filter(user_disc_id=PRIYA).exists()
     assert list(PromptRecord.objects.values_list("pk", flat=True)) == [unrelated.pk]
     assert traces(UNRELATED) == {"chatcontext.PromptRecord.context_items"}
 
 
 # --- issue 13 item 5: forget-me deletes the records about the user, and only those ------------
 
-SORA = "15"  # a member of Night Owls who never posted in #lounge
-OKABE = "14"
+SORA = "915530273388740608"  # a member of Tidepool Makerspace who never posted in #workbench
 
 
 def with_silent_member(doc: dict) -> dict:
@@ -123,7 +128,7 @@ def with_silent_member(doc: dict) -> dict:
             "global_name": "Sora",
             "nickname": None,
             "is_bot": False,
-            "roles": [{"id": "501", "name": "Regular", "position": 2}],
+            "roles": [{"id": "837991740211331073", "name": "Regular", "position": 2}],
             "presence_status": "online",
             "activities": [],
         }
@@ -131,18 +136,18 @@ def with_silent_member(doc: dict) -> dict:
     return load_snapshot_json(json.dumps(doc))
 
 
-def without_mina(doc: dict) -> dict:
-    """A turn of the same channel in which Mina neither speaks nor is remembered: Okabe triggers it."""
+def without_priya(doc: dict) -> dict:
+    """A turn of the same channel in which Priya neither speaks nor is remembered: Tobias triggers it."""
     doc = copy.deepcopy(doc)
-    doc["messages"] = [m for m in doc["messages"] if m["author"]["id"] != MINA and m["id"] < "6008"]
+    doc["messages"] = [m for m in doc["messages"] if m["author"]["id"] != PRIYA and int(m["id"]) < int(FIRST_PRINT)]
     for message in doc["messages"]:
         message["reactions"] = []
-    doc["users"] = [u for u in doc["users"] if u["disc_id"] != MINA]
-    doc["members"] = [u for u in doc["members"] if u["user_disc_id"] != MINA]
-    doc["personal_memories"] = [p for p in doc["personal_memories"] if p["user_disc_id"] != MINA]
-    doc["reminders"] = [r for r in doc["reminders"] if r["user_disc_id"] != MINA]
+    doc["users"] = [u for u in doc["users"] if u["disc_id"] != PRIYA]
+    doc["members"] = [u for u in doc["members"] if u["user_disc_id"] != PRIYA]
+    doc["personal_memories"] = [p for p in doc["personal_memories"] if p["user_disc_id"] != PRIYA]
+    doc["reminders"] = [r for r in doc["reminders"] if r["user_disc_id"] != PRIYA]
     doc["voice_transcripts"] = []
-    doc["turn"] = {**doc["turn"], "trigger_message_id": "6007"}
+    doc["turn"] = {**doc["turn"], "trigger_message_id": TOBIAS_REPLY}
     return load_snapshot_json(json.dumps(doc))
 
 
@@ -157,11 +162,11 @@ def stored_records() -> dict[int, tuple]:
 
 @pytest.fixture
 def forget_world(world: World) -> dict[str, PromptRecord]:
-    """The world's three Mina records, one more of the same turn that also lists the silent Sora,
-    and one turn without Mina; Sora is a live member of server A (the API forgets members only)."""
+    """The world's three Priya records, one more of the same turn that also lists the silent Sora,
+    and one turn without Priya; Sora is a live member of server A (the API forgets members only)."""
     DiscordUser.objects.create(user_disc_id=SORA, username="sora", global_name="Sora")
     ServerMember.objects.create(server=world.server_a, user_disc_id=SORA, username="sora")
-    return {"with_sora": replayed(with_silent_member(world.doc_a)), "no_mina": replayed(without_mina(world.doc_a))}
+    return {"with_sora": replayed(with_silent_member(world.doc_a)), "no_priya": replayed(without_priya(world.doc_a))}
 
 
 def test_forgetting_a_member_who_never_posted_leaves_every_record_untouched(
@@ -179,11 +184,11 @@ def test_forgetting_a_member_who_never_posted_leaves_every_record_untouched(
 def test_forgetting_a_poster_deletes_their_records_and_keeps_the_rest(
     world: World, forget_world: dict[str, PromptRecord]
 ) -> None:
-    kept = forget_world["no_mina"]
-    assert MINA not in kept.subject_user_ids and OKABE in kept.subject_user_ids
+    kept = forget_world["no_priya"]
+    assert PRIYA not in kept.subject_user_ids and TOBIAS in kept.subject_user_ids
     untouched = stored_records()[kept.pk]
 
-    result = actions.forget_user(MINA)
+    result = actions.forget_user(PRIYA)
 
     assert result.prompt_records == 4
     assert stored_records() == {kept.pk: untouched}
@@ -194,18 +199,18 @@ def test_the_admin_confirmation_and_result_say_how_many_records_go(
 ) -> None:
     root = world.client("root")
     url = reverse("admin:personas_discorduser_changelist")
-    users = DiscordUser.objects.filter(user_disc_id__in=[MINA, SORA])
+    users = DiscordUser.objects.filter(user_disc_id__in=[PRIYA, SORA])
     data = {"action": "forget_users", "_selected_action": [u.pk for u in users]}
 
     confirmation = root.post(url, data)
 
     page = confirmation.content.decode()
-    assert "4 prompt records about Mina" in page and "0 prompt records about Sora" in page
+    assert "4 prompt records about Priya" in page and "0 prompt records about Sora" in page
     assert "4 prompt records in all" in page
     assert PromptRecord.objects.count() == 5
     done = root.post(url, {**data, "confirm": "yes"}, follow=True).content.decode()
     assert "4 prompt records" in done
-    assert list(PromptRecord.objects.values_list("pk", flat=True)) == [forget_world["no_mina"].pk]
+    assert list(PromptRecord.objects.values_list("pk", flat=True)) == [forget_world["no_priya"].pk]
 
 
 def test_the_api_forget_response_counts_the_deleted_records(
@@ -220,9 +225,9 @@ def test_the_api_forget_response_counts_the_deleted_records(
 
     assert silent.status_code == 200 and silent.json()["deleted"]["prompt_records"] == 0
     assert stored_records() == before
-    poster = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{MINA}/forget", headers=headers)
+    poster = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{PRIYA}/forget", headers=headers)
     assert poster.status_code == 200 and poster.json()["deleted"]["prompt_records"] == 4
-    assert set(stored_records()) == {forget_world["no_mina"].pk}
+    assert set(stored_records()) == {forget_world["no_priya"].pk}
 
 
 def test_migration_recomputes_the_subjects_of_records_stored_under_the_old_rule(
@@ -230,13 +235,13 @@ def test_migration_recomputes_the_subjects_of_records_stored_under_the_old_rule(
 ) -> None:
     """A record stored before the fix lists every member; migration 0002 gives it today's list."""
     record = forget_world["with_sora"]
-    everyone = sorted({*record.subject_user_ids, SORA, "9000"})
+    everyone = sorted({*record.subject_user_ids, SORA, "915530273388740999"})
     PromptRecord.objects.filter(pk=record.pk).update(subject_user_ids=everyone)
     migration = importlib.import_module("chatcontext.migrations.0002_recompute_record_subjects")
 
     migration.recompute(apps, None)
 
     record.refresh_from_db()
-    assert SORA not in record.subject_user_ids and "9000" not in record.subject_user_ids
+    assert SORA not in record.subject_user_ids and "915530273388740999" not in record.subject_user_ids
     assert set(record.subject_user_ids) == set(forget_world["with_sora"].subject_user_ids)
     assert actions.forget_user(SORA).prompt_records == 0

@@ -17,12 +17,16 @@ from chatcontext.inspector import assemble_live, prompt_blocks
 from chatcontext.models import PromptRecord
 from personas import actions
 from personas.models import DiscordUser, PersonalMemory, PrivacyLevel, Reminder, ServerMember
-from tests.inspector.conftest import A_MARKUP, A_NEW_SERVER_MEMORY, World
+from tests.inspector.conftest import A_MARKUP, A_NEW_SERVER_MEMORY, World, example_doc
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
 
-# Rei (privacy FULL) wrote this; it is in the snapshot but must never reach a page.
-REI_TEXT = "4 Harbor Lane"
+DOC = example_doc()
+MESSAGE = [m["id"] for m in DOC["messages"]]
+USER = {u["username"]: u["disc_id"] for u in DOC["users"]}
+CHANNEL = DOC["channel"]["id"]
+# Wren (privacy FULL) wrote this; it is in the snapshot but must never reach a page.
+WREN_TEXT = "4471"
 
 
 def detail(world: World, record: PromptRecord, who: str = "alice") -> str:
@@ -52,45 +56,46 @@ def test_detail_shows_every_block_with_role_tag_tokens_and_text(world: World) ->
 def test_detail_escapes_user_text(world: World) -> None:
     html = detail(world, world.record_a)
     assert A_MARKUP not in html
-    assert "&lt;script&gt;alert(&#x27;owl&#x27;)&lt;/script&gt;" in html
+    assert "&lt;script&gt;alert(&#x27;bench&#x27;)&lt;/script&gt;" in html
 
 
 def test_detail_history_names_entries_by_ref_ids(world: World) -> None:
     html = unescape(detail(world, world.record_a))
-    assert world.record_a.message_id_map == {"ref_1": "6007", "ref_2": "6006", "media_1": "6008"}
-    assert '<td class="tag">ref_1</td>\n    <td>6007</td>' in html
-    assert '<td class="tag">ref_2</td>\n    <td>6006</td>' in html
-    assert '<td class="tag">media_1</td>\n    <td>6008</td>' in html
-    # A merged entry lists every message it combines (BC6).
-    assert "<td>6003, 6004</td>" in html
+    reply, said, image = MESSAGE[6], MESSAGE[5], MESSAGE[7]  # Tobias replies to Sprocket; Priya's image
+    assert world.record_a.message_id_map == {"ref_1": reply, "ref_2": said, "media_1": image}
+    assert f'<td class="tag">ref_1</td>\n    <td>{reply}</td>' in html
+    assert f'<td class="tag">ref_2</td>\n    <td>{said}</td>' in html
+    assert f'<td class="tag">media_1</td>\n    <td>{image}</td>' in html
+    # A merged entry lists every message it combines (BC4-02): Dario's two messages.
+    assert f"<td>{MESSAGE[2]}, {MESSAGE[3]}</td>" in html
 
 
 def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
     html = unescape(detail(world, world.record_a))
-    assert "<td>message</td>\n    <td>13</td>\n    <td>6002</td>" in html
+    assert f"<td>message</td>\n    <td>{USER['wrenfield']}</td>\n    <td>{MESSAGE[1]}</td>" in html
     assert '<span class="tag">privacy_full</span>' in html
-    assert "<td>profile</td>\n    <td>12</td>" in html and "privacy_partial" in html
-    assert "<td>profile</td>\n    <td>14</td>" in html and "blacklisted" in html
-    assert REI_TEXT not in html
-    assert "Rei lives near the station" not in html
+    assert f"<td>profile</td>\n    <td>{USER['dario_m']}</td>" in html and "privacy_partial" in html
+    assert f"<td>profile</td>\n    <td>{USER['tobias.r']}</td>" in html and "blacklisted" in html
+    assert WREN_TEXT not in html
+    assert "night shifts at the bakery" not in html
 
 
 def test_detail_shows_diagnostics_and_reply(world: World) -> None:
     record = PromptRecord.objects.create(
         server=world.server_a,
-        channel_disc_id="4200",
-        channel_name="lounge",
+        channel_disc_id=CHANNEL,
+        channel_name="workbench",
         persona_nickname="Tomori",
         created_at=timezone.now(),
         diagnostics={"history": {"entry_count": 7}},
-        reply_text="The library opens at nine.",
+        reply_text="The workshop opens at ten on Sunday.",
         latency_ms=812,
         usage={"prompt_tokens": 900, "completion_tokens": 12},
         error="",
     )
     html = unescape(detail(world, record))
     assert '"entry_count": 7' in html
-    assert "<pre>The library opens at nine.</pre>" in html
+    assert "<pre>The workshop opens at ten on Sunday.</pre>" in html
     assert "812 ms" in html
     assert '"completion_tokens": 12' in html
     assert "No turn snapshot was stored" in html
@@ -112,29 +117,31 @@ def test_replay_now_is_unchanged_when_nothing_changed(world: World) -> None:
 
 
 def test_replay_now_shows_the_edited_memory(world: World) -> None:
-    exam = PersonalMemory.objects.get(content="Mina is studying for a chemistry exam")
-    tea = PersonalMemory.objects.get(content="Mina prefers green tea")
-    actions.update_personal_memory(tea, content="Mina prefers oolong tea")
+    extractor = PersonalMemory.objects.get(content="{user} is building a fume extractor for the soldering bench")
+    screws = PersonalMemory.objects.get(content="{user} prefers metric screws")
+    actions.update_personal_memory(screws, content="{user} prefers imperial screws")
     html = replay(world, world.record_a)
-    memories = f"- Memories: ID:{exam.pk} Mina is studying for a chemistry exam; ID:{tea.pk} Mina prefers"
-    assert f'<div class="del">-{memories} green tea</div>' in html
-    assert f'<div class="add">+{memories} oolong tea</div>' in html
+    memories = (
+        f"- Memories: ID:{extractor.pk} Pree is building a fume extractor for the soldering bench; "
+        f"ID:{screws.pk} Pree prefers"
+    )
+    assert f'<div class="del">-{memories} metric screws</div>' in html
+    assert f'<div class="add">+{memories} imperial screws</div>' in html
     # Replaying neither edits the record nor stores a new one.
     assert PromptRecord.objects.filter(server=world.server_a).count() == 2
 
 
 def test_replay_now_applies_todays_privacy_level(world: World) -> None:
-    mina = DiscordUser.objects.get(user_disc_id="11")
-    actions.set_privacy_level(mina, PrivacyLevel.FULL)
+    priya = DiscordUser.objects.get(user_disc_id=USER["priya.k"])
+    actions.set_privacy_level(priya, PrivacyLevel.FULL)
     html = replay(world, world.record_a)
-    assert '<div class="del">-Minnie: good evening everyone</div>' in html
-    assert "Minnie: good evening everyone" not in html.split("What changed")[1].replace(
-        "-Minnie: good evening everyone", ""
-    )
+    greeting = "Pree: afternoon everyone, the resin printer finally arrived"
+    assert f'<div class="del">-{greeting}</div>' in html
+    assert greeting not in html.split("What changed")[1].replace(f"-{greeting}", "")
 
 
 def test_replay_now_leaves_the_live_database_as_it_was(world: World) -> None:
-    DiscordUser.objects.filter(user_disc_id="14").delete()  # now unknown: hydration registers him (H-11)
+    DiscordUser.objects.filter(user_disc_id=USER["tobias.r"]).delete()  # now unknown: hydration registers him (H-04)
     models = (DiscordUser, PersonalMemory, Reminder, ServerMember, PromptRecord)
     before = {m.__name__: m.objects.count() for m in models}
     ctx = assemble_live(world.doc_a, world.server_a)
@@ -145,7 +152,7 @@ def test_replay_now_leaves_the_live_database_as_it_was(world: World) -> None:
 
 def test_replay_now_without_snapshot_explains_why(world: World) -> None:
     bare = PromptRecord.objects.create(
-        server=world.server_a, channel_disc_id="4200", persona_nickname="Tomori", created_at=timezone.now()
+        server=world.server_a, channel_disc_id=CHANNEL, persona_nickname="Tomori", created_at=timezone.now()
     )
     client = world.client("alice")
     response = client.post(reverse("admin:chatcontext_promptrecord_replay", args=[bare.pk]), follow=True)
@@ -171,7 +178,7 @@ def test_changelist_costs_the_same_queries_at_1_and_100_rows(world: World) -> No
     PromptRecord.objects.bulk_create(
         PromptRecord(
             server=world.server_a,
-            channel_disc_id="4200",
+            channel_disc_id=CHANNEL,
             channel_name=f"room-{i}",
             persona_id=world.record_a.persona_id,
             persona_nickname="Tomori",
@@ -194,7 +201,7 @@ def test_changelist_search_and_filters(world: World) -> None:
         return {r.pk for r in client.get(url + query).context["cl"].result_list}
 
     assert ids("?q=porch") == {world.record_b.pk}
-    assert ids("?q=6010") == {world.first_a.pk, world.record_a.pk, world.record_b.pk}
+    assert ids(f"?q={DOC['turn']['trigger_message_id']}") == {world.first_a.pk, world.record_a.pk, world.record_b.pk}
     assert ids(f"?server__server_id__exact={world.server_b.pk}") == {world.record_b.pk}
     assert ids("?source__exact=replay") == {world.record_b.pk}
     assert ids(f"?persona__persona_id__exact={world.record_a.persona_id}") == {world.first_a.pk, world.record_a.pk}

@@ -71,7 +71,7 @@ def test_changelist_shows_only_the_moderators_servers(world: World) -> None:
     assert bob_ids == {world.record_b.pk}
     # The server filter offers only the moderator's own servers: B's name never reaches alice.
     assert "Day Larks" not in alice_page.content.decode()
-    assert "Night Owls" not in bob_page.content.decode()
+    assert "Tidepool Makerspace" not in bob_page.content.decode()
 
 
 def test_superuser_sees_every_server(world: World) -> None:
@@ -106,7 +106,7 @@ def test_records_are_read_only_and_only_superusers_delete(world: World) -> None:
     # The inspector page offers no form to edit: posting to it changes nothing.
     alice.post(page("change", world.record_a), {"channel_name": "hacked"})
     world.record_a.refresh_from_db()
-    assert world.record_a.channel_name == "lounge"
+    assert world.record_a.channel_name == "workbench"
 
     root = world.client("root")
     response = root.post(page("delete", world.record_b), {"post": "yes"})

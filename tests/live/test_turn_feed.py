@@ -7,6 +7,7 @@ refused."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -21,12 +22,13 @@ from botplatform.asgi import application
 from chatcontext.consumers import FORBIDDEN
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator
+from tests.paths import EXAMPLE
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = ROOT / "tests" / "snapshots" / "cases" / "night-owls-lounge.snapshot.json"
-NIGHT_OWLS = "4100"  # the snapshot's server
+SNAPSHOT = EXAMPLE
+SNAPSHOT_SERVER = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["server"]
 SUBPROCESS_SECONDS = 120
 FEED_SECONDS = 30
 
@@ -46,7 +48,7 @@ def communicator(server: Server, cookie: bytes | None = None) -> WebsocketCommun
 
 @pytest.fixture
 def feed_world(shared_database_url: str, redis_layer: str) -> dict[str, object]:
-    a = Server.objects.create(server_disc_id=NIGHT_OWLS, name="Night Owls")
+    a = Server.objects.create(server_disc_id=SNAPSHOT_SERVER["disc_id"], name=SNAPSHOT_SERVER["name"])
     b = Server.objects.create(server_disc_id="4300", name="Day Larks")
     User = get_user_model()
     alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)
@@ -99,7 +101,7 @@ async def test_moderator_receives_a_record_stored_by_another_process(feed_world:
         summary = message["record"]
         assert summary["id"] == record_id
         assert summary["server_id"] == feed_world["a"].pk
-        assert summary["channel_name"] == "lounge"
+        assert summary["channel_name"] == "workbench"
         assert summary["persona_nickname"] == "Tomori"
         assert summary["source"] == PromptRecord.Source.REPLAY
         assert summary["token_estimate"] > 0

@@ -18,9 +18,7 @@ from chatcontext.snapshot import (
     validate_snapshot,
 )
 from chatcontext.types import ChatTurnContext
-from tests.paths import NIGHT_OWLS_EXAMPLE
-
-EXAMPLE = NIGHT_OWLS_EXAMPLE
+from tests.paths import EXAMPLE
 
 
 def example_doc() -> dict[str, Any]:

@@ -19,10 +19,13 @@ from django.core.management import call_command
 
 from chatcontext.models import PromptRecord
 from personas import models as m
+from tests.paths import EXAMPLE_EXPECTED as GOLDEN
 from tests.pipeline.conftest import EXAMPLE, example_doc
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "snapshots" / "cases" / "night-owls-lounge.expected.json"
+DOC = example_doc()
+SERVER, CHANNEL = DOC["server"]["disc_id"], DOC["channel"]["id"]
+PRIYA = next(u["disc_id"] for u in DOC["users"] if u["username"] == "priya.k")
 BOTH = pytest.mark.django_db(databases=["default", "replay"])
 STAGE_TUNABLES = (
     "REACTION_CONTEXT_ENABLED",
@@ -138,8 +141,8 @@ def test_text_format_is_one_block_per_item_with_role_and_tag() -> None:
     headers = [line for line in out.split("\n") if line.startswith("--- ")]
     assert code == 0 and len(headers) == len(output["context_items"])
     assert headers[0] == "--- 1 · system · system_instruction_block ---"
-    assert "--- 6 · user · dialogue_history · message 6001 ---" in headers
-    assert "Minnie: good evening everyone" in out
+    assert f"--- 6 · user · dialogue_history · message {DOC['messages'][0]['id']} ---" in headers
+    assert "Pree: afternoon everyone, the resin printer finally arrived" in out
 
 
 @BOTH
@@ -150,16 +153,16 @@ def test_replay_persists_nothing() -> None:
 
 
 def live_rows_sharing_the_snapshot_ids() -> None:
-    """The demo data may hold a server, users and a reminder with the very ids of the snapshot."""
-    server = m.Server.objects.create(server_disc_id="4100", name="Live Night Owls")
-    m.Persona.objects.create(server=server, persona_nickname="Tomori", persona_lineage_id=10000)
-    mina = m.DiscordUser.objects.create(user_disc_id="11", username="mina", user_nickname="LIVE-NICK")
-    m.PersonalMemory.objects.create(user=mina, persona_lineage_id=10000, content="LIVE memory of Mina")
+    """The live database may hold a server, users and a reminder with the very ids of the snapshot."""
+    server = m.Server.objects.create(server_disc_id=SERVER, name="Live Tidepool")
+    m.Persona.objects.create(server=server, persona_nickname="Tomori", persona_lineage_id=10040)
+    priya = m.DiscordUser.objects.create(user_disc_id=PRIYA, username="priya.k", user_nickname="LIVE-NICK")
+    m.PersonalMemory.objects.create(user=priya, persona_lineage_id=10040, content="LIVE memory of Priya")
     m.Reminder.objects.create(
-        reminder_id=31,
+        reminder_id=118,
         server=server,
-        channel_disc_id="4200",
-        user_discord_id="11",
+        channel_disc_id=CHANNEL,
+        user_discord_id=PRIYA,
         reminder_purpose="LIVE reminder",
         reminder_time=datetime(2030, 1, 1, tzinfo=UTC),
     )
@@ -174,8 +177,8 @@ def test_a_live_database_with_the_same_ids_neither_shapes_nor_sees_the_replay() 
     assert out.encode("utf-8") == GOLDEN.read_bytes()
     assert "LIVE" not in out
     assert row_counts() == before
-    assert m.Server.objects.get(server_disc_id="4100").name == "Live Night Owls"
-    assert m.Reminder.objects.get(reminder_id=31).reminder_purpose == "LIVE reminder"
+    assert m.Server.objects.get(server_disc_id=SERVER).name == "Live Tidepool"
+    assert m.Reminder.objects.get(reminder_id=118).reminder_purpose == "LIVE reminder"
 
 
 @BOTH
@@ -190,8 +193,11 @@ def test_record_stores_only_the_prompt_record() -> None:
     record = PromptRecord.objects.get()
     assert err == f"stored prompt record {record.pk}\n"
     assert record.source == PromptRecord.Source.REPLAY
-    assert record.server.server_disc_id == "4100" and record.persona is not None
-    assert record.persona.persona_nickname == "Tomori" and record.trigger_message_disc_id == "6010"
+    assert record.server.server_disc_id == SERVER and record.persona is not None
+    assert (
+        record.persona.persona_nickname == "Tomori"
+        and record.trigger_message_disc_id == DOC["turn"]["trigger_message_id"]
+    )
     assert record.snapshot == example_doc()
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert [{k: v for k, v in i.items() if k != "token_estimate"} for i in record.context_items] == golden[
@@ -199,8 +205,10 @@ def test_record_stores_only_the_prompt_record() -> None:
     ]
     assert all(i["token_estimate"] == -(-len(i["text"]) // 4) for i in record.context_items)
     assert record.token_estimate == sum(i["token_estimate"] for i in record.context_items)
-    assert {"11", "12", "13", "14"} <= set(record.subject_user_ids) and "9000" not in record.subject_user_ids
-    assert {"message_id": "6002", "author_id": "13", "reason": "privacy_full"} in record.exclusions
+    humans = {u["disc_id"] for u in DOC["users"]} - {DOC["bot_user"]["id"]}
+    assert humans <= set(record.subject_user_ids) and DOC["bot_user"]["id"] not in record.subject_user_ids
+    wren = DOC["messages"][1]
+    assert {"message_id": wren["id"], "author_id": wren["author"]["id"], "reason": "privacy_full"} in record.exclusions
 
 
 @BOTH

@@ -25,21 +25,27 @@ from tests.pipeline.conftest import assemble, example_doc
 pytestmark = pytest.mark.django_db
 
 
+DOC = example_doc()
+USER = {u["username"]: u["disc_id"] for u in DOC["users"]}
+PRIYA, DARIO, TOBIAS = USER["priya.k"], USER["dario_m"], USER["tobias.r"]
+SPROCKET_SAYS, TOBIAS_REPLY = DOC["messages"][5]["id"], DOC["messages"][6]["id"]
+
+
 def persona_turns(doc: dict[str, Any], locked_turn: LockedTurn | None = None) -> list[ChatTurnContext]:
-    """Tomori's turn, then Pip's, both from the snapshot; Pip shares Tomori's locked-turn object
-    unless ``locked_turn`` is given."""
+    """Tomori's turn, then Sprocket's, both from the snapshot; Sprocket shares Tomori's locked-turn
+    object unless ``locked_turn`` is given."""
     cache.clear()
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
         inputs = snapshot_turn(doc, loaded)
         tomori = inputs.turn
-        pip_persona = next(p for p in tomori.all_personas if p.persona_nickname == "Pip")
-        pip: ChatTurn = dataclasses.replace(
-            tomori, persona=pip_persona, persona_index=1, locked_turn=locked_turn or tomori.locked_turn
+        sprocket_persona = next(p for p in tomori.all_personas if p.persona_nickname == "Sprocket")
+        sprocket: ChatTurn = dataclasses.replace(
+            tomori, persona=sprocket_persona, persona_index=1, locked_turn=locked_turn or tomori.locked_turn
         )
         contexts = [
             build_turn_context(turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
-            for turn in (tomori, pip)
+            for turn in (tomori, sprocket)
         ]
         transaction.set_rollback(True)
     return contexts
@@ -49,7 +55,7 @@ def test_bc10_02_persona_turns_of_one_locked_turn_share_discovery() -> None:
     """Scenario 64 (BC10-02/03, C-01, C-09): the second persona turn of the same locked-turn object
     reuses discovery: a cache hit with zero external calls."""
     doc = example_doc()
-    doc["turn"]["co_responder_keys"] = ["pip"]
+    doc["turn"]["co_responder_keys"] = ["sprocket"]
     first, second = persona_turns(doc)
     assert first.diagnostics["participants"]["discovery_cache_hit"] is False
     assert first.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1
@@ -71,24 +77,27 @@ def test_bc10_02_another_locked_turn_object_gets_its_own_scope() -> None:
 def test_bc1_02_bc5_03_each_persona_turn_has_its_own_id_map_and_history_roles() -> None:
     """BC1-02, BC5-03: one id map per persona turn, shared with its streaming context."""
     doc = example_doc()
-    tomori, pip = persona_turns(doc)
-    assert tomori.message_id_map is not pip.message_id_map
-    assert tomori.message_id_map.as_dict() == pip.message_id_map.as_dict()
-    squawk = {
-        c.current_persona.persona_nickname: next(i for i in c.context_items if i.message_id == "6006")
-        for c in (tomori, pip)
+    tomori, sprocket = persona_turns(doc)
+    assert tomori.message_id_map is not sprocket.message_id_map
+    assert tomori.message_id_map.as_dict() == sprocket.message_id_map.as_dict()
+    beep = {
+        c.current_persona.persona_nickname: next(i for i in c.context_items if i.message_id == SPROCKET_SAYS)
+        for c in (tomori, sprocket)
     }
-    assert (squawk["Tomori"].role, squawk["Pip"].role) == ("user", "model")
+    assert (beep["Tomori"].role, beep["Sprocket"].role) == ("user", "model")
     assert tomori.streaming_context.message_id_map is tomori.message_id_map
 
 
 def test_bc10_01_discovery_sees_the_reminder_entry_and_the_final_history() -> None:
     doc = example_doc()
-    doc["turn"]["reminder"] = {"purpose": "return the book", "user_disc_id": "12"}
+    doc["turn"]["reminder"] = {"purpose": "return the heat gun", "user_disc_id": DARIO}
     ctx, _ = persona_turns(doc)
     last = ctx.simplified_messages[-1]
-    assert last.id == f"synthetic-reminder-{doc['now_ms']}" and "<@12>" in (last.content or "")
-    assert ctx.streaming_context.forced_mentions == [{"handle": "Jun", "user_id": "12"}]
+    assert last.id == f"synthetic-reminder-{doc['now_ms']}" and f"<@{DARIO}>" in (last.content or "")
+    assert ctx.streaming_context.forced_mentions == [
+        {"handle": "Dario", "user_id": DARIO},
+        {"handle": "dario_m", "user_id": DARIO},
+    ]
 
 
 def test_bc10_04_durations_come_from_the_stage_clock() -> None:
@@ -102,18 +111,19 @@ def test_bc10_04_durations_come_from_the_stage_clock() -> None:
 
 
 def test_bc10_03_a_different_block_list_gives_a_separate_discovery() -> None:
-    """Scenario 64, second half: Pip blocks Okabe, so Pip's sanitized history differs (6007 becomes
-    a block notice) and the shared scope computes a second discovery for it (C-07)."""
+    """Scenario 64, second half: Sprocket blocks Tobias, so Sprocket's sanitized history differs
+    (Tobias's reply becomes a block notice) and the shared scope computes a second discovery for it
+    (C-07)."""
     doc = example_doc()
-    doc["turn"]["co_responder_keys"] = ["pip"]
+    doc["turn"]["co_responder_keys"] = ["sprocket"]
     doc["persona_user_blocks"] = [
-        {"persona_key": "pip", "user_disc_id": "14", "expires_at_ms": doc["now_ms"] + 3_600_000}
+        {"persona_key": "sprocket", "user_disc_id": TOBIAS, "expires_at_ms": doc["now_ms"] + 3_600_000}
     ]
-    tomori, pip = persona_turns(doc)
-    assert any(e.id == "synthetic-user-block-6007" for e in pip.simplified_messages)
+    tomori, sprocket = persona_turns(doc)
+    assert any(e.id == f"synthetic-user-block-{TOBIAS_REPLY}" for e in sprocket.simplified_messages)
     assert not any(e.id.startswith("synthetic-user-block-") for e in tomori.simplified_messages)
-    assert pip.diagnostics["participants"]["discovery_cache_hit"] is False
-    assert pip.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1
+    assert sprocket.diagnostics["participants"]["discovery_cache_hit"] is False
+    assert sprocket.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1
 
 
 def test_bc11_01_03_blocked_and_full_authors_audio_is_never_transcribed() -> None:
@@ -121,14 +131,14 @@ def test_bc11_01_03_blocked_and_full_authors_audio_is_never_transcribed() -> Non
     speech-to-text (BC11-01); a blocked
     author's (BC11-03) and — hardening of the [QUIRK] — a privacy-FULL author's never do."""
     doc = example_doc()
-    voice = doc["messages"][8]  # 6009, Mina's voice message
-    for number, author_index in ((1, 1), (2, 6), (3, 0)):  # Rei (FULL), Okabe (blocked), Mina
+    voice = doc["messages"][8]  # Priya's voice message
+    for number, author_index in ((1, 1), (2, 6), (3, 0)):  # Wren (FULL), Tobias (blocked), Priya
         extra = {**voice, "id": f"700{number}", "author": doc["messages"][author_index]["author"]}
         extra["created_timestamp"] = voice["created_timestamp"] + number
         extra["attachments"] = [{**voice["attachments"][0], "id": f"710{number}", "url": f"file:///voice/{number}.ogg"}]
         doc["messages"].insert(9, extra)
     doc["persona_user_blocks"] = [
-        {"persona_key": "tomori", "user_disc_id": "14", "expires_at_ms": doc["now_ms"] + 60_000}
+        {"persona_key": "tomori", "user_disc_id": TOBIAS, "expires_at_ms": doc["now_ms"] + 60_000}
     ]
     heard: list[str] = []
 
@@ -138,7 +148,7 @@ def test_bc11_01_03_blocked_and_full_authors_audio_is_never_transcribed() -> Non
 
     cache.clear()
     ctx = assemble(doc, transcriber=transcriber)
-    assert heard == ["11"]  # 6009 is cached; only Mina's new one is transcribed
+    assert heard == [PRIYA]  # her first voice message is cached; only her new one is transcribed
     assert ctx.diagnostics["history"]["voice_transcriptions"] == 1
 
 
@@ -196,20 +206,22 @@ def test_s65_bc10_03_a_failed_discovery_fails_the_turn_and_the_next_turn_recompu
 
     monkeypatch.setattr(prepare, "discover_shared_references", flaky)
     doc = example_doc()
-    doc["turn"]["co_responder_keys"] = ["pip"]
+    doc["turn"]["co_responder_keys"] = ["sprocket"]
     cache.clear()
     with transaction.atomic():
         loaded = load_snapshot_rows(doc)
         inputs = snapshot_turn(doc, loaded)
         tomori = inputs.turn
-        pip = dataclasses.replace(tomori, persona=next(p for p in tomori.all_personas if p.persona_nickname == "Pip"))
+        sprocket = dataclasses.replace(
+            tomori, persona=next(p for p in tomori.all_personas if p.persona_nickname == "Sprocket")
+        )
 
         def run(turn: ChatTurn) -> ChatTurnContext:
             return build_turn_context(turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
 
         with pytest.raises(RuntimeError, match="candidate source down"):
             run(tomori)
-        recovered = run(pip)
+        recovered = run(sprocket)
         transaction.set_rollback(True)
     assert recovered.diagnostics["participants"]["discovery_cache_hit"] is False
     assert recovered.diagnostics["participants"]["external_calls"]["candidate_source_reads"] == 1

@@ -1,6 +1,6 @@
 """The playground tests run on the demo server of ``manage.py load_demo`` (what ``make run`` shows):
 Tomori (main) and Pip (alter); Mina MINIMAL, Jun PARTIAL, Rei FULL, Okabe blacklisted, Sora blocked
-by Pip; the bot account 9000 is a member."""
+by Pip; the bot account is a member."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from django.core.management import call_command
 
 from bot.models import PlaygroundChannel
 from bot.playground import store
-from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID
+from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import Persona, Server
 
-MINA, JUN, REI, OKABE, SORA = "11", "12", "13", "14", "15"
+MINA, JUN, REI, OKABE, SORA = (DEMO_USERS[name] for name in ("mina", "jun", "rei", "okabe", "sora"))
 BOT = DEMO_BOT_DISC_ID
 NOW_MS = 1_893_456_000_000  # 2030-01-01
 

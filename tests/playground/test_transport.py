@@ -12,6 +12,7 @@ from bot.playground.transport import PlaygroundTransport
 from chatcontext.repository import persona_info
 from chatcontext.transport import TransportError
 from chatcontext.types import Author, Reaction, ReactionEmoji
+from personas.management.commands.load_demo import DEMO_CHANNEL_DISC_ID, DEMO_ROLE_MODERATOR
 from personas.models import DiscordUser, ServerMember
 from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, REI, Demo
 
@@ -141,8 +142,8 @@ def test_members_are_the_servers_member_rows_and_users_fall_back_to_discord_user
     assert read.fetch_user(STRANGER) == Author(id=STRANGER, username="stranger", display_name="stranger")
     assert read.fetch_user("404") is None
     assert read.members == {MINA: mina}  # what the snapshot will hold: the members the turn read
-    assert read.role_name("502") == "Moderator"
-    assert read.channel_label(demo.channel.disc_id) == "#lounge" and read.channel_label("4200") is None
+    assert read.role_name(DEMO_ROLE_MODERATOR) == "Moderator"
+    assert read.channel_label(demo.channel.disc_id) == "#lounge" and read.channel_label(DEMO_CHANNEL_DISC_ID) is None
 
 
 def test_a_dm_server_has_no_guild(demo):

@@ -18,7 +18,7 @@ from bot.playground import store
 from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator
-from tests.playground.conftest import MINA, NOW_MS, REI, Demo
+from tests.playground.conftest import BOT, MINA, NOW_MS, REI, Demo
 
 pytestmark = pytest.mark.django_db
 
@@ -154,7 +154,7 @@ def test_sending_refuses_a_stranger_identity_a_foreign_reply_target_and_an_empty
     url = reverse("playground:send_message", args=[people.demo.channel.pk])
     elsewhere = store.store_user_message(people.other_channel, MINA, "on the porch", now_ms=NOW_MS)
 
-    stranger = alice.post(url, {"identity": "9000", "content": "tomori, I am the bot"})  # a bot, no identity
+    stranger = alice.post(url, {"identity": BOT, "content": "tomori, I am the bot"})  # a bot, no identity
     foreign = alice.post(url, {"identity": MINA, "content": "tomori, hi", "reply_to": elsewhere.disc_id})
     empty = alice.post(url, {"identity": MINA, "content": "   "})
 

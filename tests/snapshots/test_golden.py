@@ -1,6 +1,6 @@
-"""Golden turn snapshots: every `cases/*.snapshot.json` assembles to its checked-in
-`*.expected.json`, byte for byte (turn-snapshot.md §3). See README.md for how to review and,
-deliberately, regenerate them."""
+"""Golden turn snapshots: every `cases/*.snapshot.json` and every example of `examples/` assembles to
+its checked-in `*.expected.json`, byte for byte (turn-snapshot.md §3). See README.md for how to
+review and, deliberately, regenerate them."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_json
-from tests.paths import NIGHT_OWLS_EXAMPLE
+from tests.paths import EXAMPLES
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
-CASES = sorted(CASES_DIR.glob("*.snapshot.json"))
-SHARED_EXAMPLE = NIGHT_OWLS_EXAMPLE
+CASES = sorted(CASES_DIR.glob("*.snapshot.json")) + sorted(EXAMPLES.glob("*.snapshot.json"))
 
 
 def expected_path(snapshot: Path) -> Path:
@@ -44,15 +43,11 @@ def test_golden_snapshot_assembles_to_its_expected_output(snapshot: Path) -> Non
 def test_every_expected_file_has_its_snapshot() -> None:
     orphans = [
         p.name
-        for p in CASES_DIR.glob("*.expected.json")
+        for folder in (CASES_DIR, EXAMPLES)
+        for p in folder.glob("*.expected.json")
         if not p.with_name(p.name.replace(".expected", ".snapshot")).exists()
     ]
     assert CASES and not orphans
-
-
-def test_the_shared_example_is_one_of_the_cases() -> None:
-    copy = CASES_DIR / "night-owls-lounge.snapshot.json"
-    assert copy.read_bytes() == SHARED_EXAMPLE.read_bytes()
 
 
 @pytest.mark.django_db(databases=["default", "replay"])

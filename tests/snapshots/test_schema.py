@@ -10,15 +10,18 @@ from typing import Any
 import pytest
 
 from chatcontext.snapshot import SnapshotError, load_snapshot_json, parse_json, validate_snapshot
-from tests.paths import EXAMPLES
+from tests.paths import EXAMPLE, EXAMPLES
 
 GOLDEN = Path(__file__).resolve().parent / "cases"
-EXAMPLE = EXAMPLES / "night-owls-lounge.json"
 
 
 def example() -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     return doc
+
+
+PRIYA = example()["users"][0]["disc_id"]
+FIRST_MESSAGE = example()["messages"][0]["id"]
 
 
 def error_of(doc: Any) -> str:
@@ -29,7 +32,9 @@ def error_of(doc: Any) -> str:
     return text
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")) + sorted(GOLDEN.glob("*.snapshot.json")), ids=str)
+@pytest.mark.parametrize(
+    "path", sorted(EXAMPLES.glob("*.snapshot.json")) + sorted(GOLDEN.glob("*.snapshot.json")), ids=str
+)
 def test_every_shipped_snapshot_is_valid(path: Path) -> None:
     doc = load_snapshot_json(path.read_bytes())
     assert doc["format"] == "tomori-turn-snapshot/1"
@@ -58,7 +63,7 @@ def test_missing_top_level_key() -> None:
             "messages[2].reactions[0].emoji.animated: unknown key",
         ),
         (
-            lambda d: d["turn"].update(reminder={"purpose": "x", "user_disc_id": "11", "user": "11"}),
+            lambda d: d["turn"].update(reminder={"purpose": "x", "user_disc_id": PRIYA, "user": PRIYA}),
             "turn.reminder.user: unknown key",
         ),
         (
@@ -115,12 +120,14 @@ def test_root_must_be_an_object() -> None:
             'turn.trigger_message_id: no message with id "7777" in messages',
         ),
         (
-            lambda d: d["turn"].update(co_responder_keys=["pip", "zed"]),
+            lambda d: d["turn"].update(co_responder_keys=["sprocket", "zed"]),
             'turn.co_responder_keys[1]: unknown persona key "zed"',
         ),
         (lambda d: d["reminders"][1].update(persona_key="zed"), 'reminders[1].persona_key: unknown persona key "zed"'),
         (
-            lambda d: d["persona_user_blocks"].append({"persona_key": "zed", "user_disc_id": "12", "expires_at_ms": 1}),
+            lambda d: d["persona_user_blocks"].append(
+                {"persona_key": "zed", "user_disc_id": PRIYA, "expires_at_ms": 1}
+            ),
             'persona_user_blocks[0].persona_key: unknown persona key "zed"',
         ),
         (lambda d: d["personas"][1].update(key="tomori"), 'personas[1].key: duplicate persona key "tomori"'),
@@ -132,8 +139,11 @@ def test_root_must_be_an_object() -> None:
             lambda d: d["personas"][1].update(is_alter=False),
             "personas[1].is_alter: a server has exactly one main persona",
         ),
-        (lambda d: d["messages"][4].update(id="6001"), 'messages[4].id: duplicate message id "6001"'),
-        (lambda d: d["users"][2].update(disc_id="11"), 'users[2].disc_id: duplicate user id "11"'),
+        (
+            lambda d: d["messages"][4].update(id=FIRST_MESSAGE),
+            f'messages[4].id: duplicate message id "{FIRST_MESSAGE}"',
+        ),
+        (lambda d: d["users"][2].update(disc_id=PRIYA), f'users[2].disc_id: duplicate user id "{PRIYA}"'),
         (
             lambda d: d["personal_memories"][0].update(user_disc_id="99"),
             "personal_memories[0].user_disc_id: no entry in users has this id",
@@ -151,7 +161,7 @@ def test_references_that_do_not_resolve_name_the_path(mutate: Any, expected: str
 
 
 def test_malformed_json_names_line_and_column() -> None:
-    text = EXAMPLE.read_text(encoding="utf-8").replace('"now_ms": 1764616800000,', '"now_ms": 1764616800000', 1)
+    text = EXAMPLE.read_text(encoding="utf-8").replace('"now_ms": 1773520800000,', '"now_ms": 1773520800000', 1)
     with pytest.raises(SnapshotError) as info:
         parse_json(text)
     assert str(info.value) == "$: malformed JSON at line 4, column 2: Expecting ',' delimiter"

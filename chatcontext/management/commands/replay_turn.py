@@ -37,7 +37,7 @@ persona_key or trigger_message_id) with one line on stderr naming the offending 
 1 internal error.
 
 examples:
-  python manage.py replay_turn ../shared/examples/night-owls-lounge.json
+  python manage.py replay_turn examples/tidepool-workbench.snapshot.json
   python manage.py replay_turn turn.json --format text
   python manage.py replay_turn turn.json --record
 """

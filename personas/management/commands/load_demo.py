@@ -1,4 +1,8 @@
-"""``manage.py load_demo``: the "Night Owls Demo" server, modelled on examples/night-owls-lounge.json.
+"""``manage.py load_demo``: the "Night Owls Demo" server that ``make run`` shows in the admin and the
+playground: a main persona and an alter, users at every privacy level, memories in several lineages,
+reminders and a self-task, a blacklisted user and a persona block. Its Discord ids are realistic
+snowflakes (17–20 digits whose time bits give a plausible creation time), like every id the product
+meets: rules such as custom-emoji tags (BC3-19) and pings (X-08) only recognise such ids.
 
 Idempotent: every row is written with ``update_or_create`` on its natural key, so a second run
 leaves the same rows (times relative to now are refreshed, so reminders and blocks stay pending).
@@ -32,24 +36,33 @@ from personas.models import (
     UserPersonaNamingPreference,
 )
 
-DEMO_SERVER_DISC_ID = "4190"
+DEMO_SERVER_DISC_ID = "904493457735819273"
 DEMO_SERVER_NAME = "Night Owls Demo"
-DEMO_CHANNEL_DISC_ID = "4200"
-DEMO_BOT_DISC_ID = "9000"
+DEMO_CHANNEL_DISC_ID = "904494141407371278"
+DEMO_BOT_DISC_ID = "816641092878340097"
+DEMO_ROLE_REGULAR = "904656058318979074"
+DEMO_ROLE_MODERATOR = "904494950908035076"
+# username → Discord id of the demo's people.
+DEMO_USERS = {
+    "mina": "554947007479939075",
+    "jun": "663457372307460117",
+    "rei": "493428865499398150",
+    "okabe": "256267486494720011",
+    "sora": "987315681886343176",
+}
+REGULAR = {"id": DEMO_ROLE_REGULAR, "name": "Regular", "position": 2}
+MODERATOR = {"id": DEMO_ROLE_MODERATOR, "name": "Moderator", "position": 5}
 
-# (disc_id, username, global_name, privacy level, saved nickname, pronouns, member nickname, roles)
-USERS: list[tuple[str, str, str, PrivacyLevel, str | None, str | None, str | None, list[dict[str, Any]]]] = [
-    ("11", "mina", "Mina", PrivacyLevel.MINIMAL, "Minnie", "she/her", "Mina-chan", [
-        {"id": "501", "name": "Regular", "position": 2},
-    ]),
-    ("12", "jun", "Jun", PrivacyLevel.PARTIAL, None, None, None, []),
-    ("13", "rei", "Rei", PrivacyLevel.FULL, "Ray", None, None, []),
-    ("14", "okabe", "Okabe", PrivacyLevel.MINIMAL, None, None, None, [
-        {"id": "502", "name": "Moderator", "position": 5},
-        {"id": "501", "name": "Regular", "position": 2},
-    ]),
-    ("15", "sora", "Sora", PrivacyLevel.MINIMAL, None, "they/them", "Sora ☁", []),
+# (username, global_name, privacy level, saved nickname, pronouns, member nickname, roles)
+USERS: list[tuple[str, str, PrivacyLevel, str | None, str | None, str | None, list[dict[str, Any]]]] = [
+    ("mina", "Mina", PrivacyLevel.MINIMAL, "Minnie", "she/her", "Mina-chan", [REGULAR]),
+    ("jun", "Jun", PrivacyLevel.PARTIAL, None, None, None, []),
+    ("rei", "Rei", PrivacyLevel.FULL, "Ray", None, None, []),
+    ("okabe", "Okabe", PrivacyLevel.MINIMAL, None, None, None, [MODERATOR, REGULAR]),
+    ("sora", "Sora", PrivacyLevel.MINIMAL, None, "they/them", "Sora ☁", []),
 ]  # fmt: skip
+# (Discord id, name, emotion) of the server's custom emojis.
+EMOJIS = (("942874225017098241", "owl_wave", "happy"), ("942874552172810242", "sleepy_owl", "tired"))
 
 
 class Command(BaseCommand):
@@ -119,7 +132,8 @@ class Command(BaseCommand):
         )
 
         users: dict[str, DiscordUser] = {}
-        for disc_id, username, global_name, level, nickname, pronouns, member_nick, roles in USERS:
+        for username, global_name, level, nickname, pronouns, member_nick, roles in USERS:
+            disc_id = DEMO_USERS[username]
             users[username], _ = DiscordUser.objects.update_or_create(
                 user_disc_id=disc_id,
                 defaults={
@@ -178,9 +192,10 @@ class Command(BaseCommand):
         )
         self.step(f"{len(memories)} personal memories (Tomori's, Pip's and global lineage 0) and a server memory")
 
+        mina, jun = DEMO_USERS["mina"], DEMO_USERS["jun"]
         reminders = [
-            ("11", "Mina", "Remind Mina about the chemistry exam", tomori, False, None, timedelta(hours=10)),
-            ("12", "Jun", "Ask Jun how the move went", pip, False, None, timedelta(days=2)),
+            (mina, "Mina", "Remind Mina about the chemistry exam", tomori, False, None, timedelta(hours=10)),
+            (jun, "Jun", "Ask Jun how the move went", pip, False, None, timedelta(days=2)),
             (DEMO_BOT_DISC_ID, "Tomori", "Post the book-club poll", tomori, True, 168, timedelta(days=1)),
         ]
         for target, nickname, purpose, persona, self_task, repeat, due_in in reminders:
@@ -204,12 +219,12 @@ class Command(BaseCommand):
         self.step("two human reminders and Tomori's weekly self-task, all pending")
 
         PersonalizationBlacklist.objects.update_or_create(
-            server=server, user_disc_id="14", defaults={"reason": "Asked not to be personalized (demo)"}
+            server=server, user_disc_id=DEMO_USERS["okabe"], defaults={"reason": "Asked not to be personalized (demo)"}
         )
         PersonaUserBlock.objects.update_or_create(
             server=server,
             persona=pip,
-            user_disc_id="15",
+            user_disc_id=DEMO_USERS["sora"],
             defaults={
                 "block_type": PersonaUserBlock.BlockType.BLOCK,
                 "reason": "Kept teasing Pip (demo)",
@@ -218,7 +233,7 @@ class Command(BaseCommand):
         )
         self.step("Okabe on the personalization blacklist; Pip blocks Sora for 30 days")
 
-        for emoji_id, name, emotion in (("7701", "owl_wave", "happy"), ("7702", "sleepy_owl", "tired")):
+        for emoji_id, name, emotion in EMOJIS:
             ServerEmoji.objects.update_or_create(
                 server=server, emoji_disc_id=emoji_id, defaults={"emoji_name": name, "emotion_key": emotion}
             )

@@ -16,8 +16,8 @@ const config = {
   username: process.env.PG_USERNAME || "admin",
   password: process.env.PG_PASSWORD || "",
   server: process.env.PG_SERVER || "Night Owls Demo",
-  minimalId: process.env.PG_MINIMAL_ID || "11",
-  fullId: process.env.PG_FULL_ID || "13",
+  minimalId: process.env.PG_MINIMAL_ID || "554947007479939075", // the demo's Mina (load_demo.DEMO_USERS)
+  fullId: process.env.PG_FULL_ID || "493428865499398150", // the demo's Rei
   profileMarker: process.env.PG_PROFILE_MARKER || "Pronouns: she/her",
   screenshot: process.env.PG_SCREENSHOT || "artifacts/playground.png",
   chromium: process.env.CHROMIUM || "/usr/bin/chromium",
