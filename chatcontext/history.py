@@ -190,9 +190,14 @@ def prefetch_references(
             if target is not None:
                 refs.reply_targets[message.id] = target
         if is_forward(message):
+            copied_from = message
             if all(snapshot_is_empty(s) for s in message.message_snapshots):
-                refs.forward_chains[message.id] = resolve_forward_chain(message, lookup, config.forward_chain_max_depth)
-            origin_id = message.reference.message_id if message.reference else None
+                chain = resolve_forward_chain(message, lookup, config.forward_chain_max_depth)
+                refs.forward_chains[message.id] = chain[1] if chain else None
+                copied_from = chain[0] if chain else message
+            # The snapshots shown copy the message the last hop references: its author is the one
+            # whose privacy decides (a visible user forwarding a forward of a FULL user's words).
+            origin_id = copied_from.reference.message_id if copied_from.reference else None
             origin = transport.get_cached_message(origin_id) if origin_id else None
             if origin is not None:
                 refs.forward_origin_authors[message.id] = origin.author

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chatcontext.config import StageConfig
-from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference
+from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference, PrivacyLevel
 from tests.chatcontext.builders import ANN, BOB, BOT, msg, png, run_history
 
 
@@ -76,3 +76,16 @@ def test_bc3_14_bot_snapshot_notice_replaces_the_text() -> None:
         "[System: 📝 Tomori Learned Something! Ann likes tea]]"
     )
     assert run.entries[0].author_id != "system-embed"
+
+
+def test_bc3_12_forward_of_a_forward_of_a_full_users_message_shows_none_of_it() -> None:
+    """Hardening of BC3-12 (found by the history property test): the snapshots a chain resolves to copy
+    the message its last hop references, so that message's author decides, not the first hop's."""
+    words = msg("o0", BOB, "BOB_FULL_WORDS in the window")
+    first_hop = forward("mid", ForwardSnapshot(content=words.content), origin="o0")
+    run = run_history(
+        [words, first_hop, forward("w1", ForwardSnapshot(), origin="mid", content="look")],
+        privacy={BOB.id: PrivacyLevel.FULL},
+    )
+    assert all("BOB_FULL_WORDS" not in (entry.content or "") for entry in run.entries)
+    assert run.entries[-1].content == "look"
