@@ -18,6 +18,16 @@ from personas.access import Principal, principal_for_token, principal_for_user
 
 
 class TokenAuth(HttpBearer):
+    """``Authorization: Bearer tmr_…``. The header is read here, not by ``HttpBearer.__call__``:
+    with DEBUG on, ninja logs a header of any other scheme whole (``Unexpected auth - '…'``), and
+    a real token sent as ``Token tmr_…`` or ``Basic …`` must not reach a log line in any form."""
+
+    def __call__(self, request: HttpRequest) -> Principal | None:
+        scheme, _, token = request.headers.get(self.header, "").partition(" ")
+        if scheme.lower() != self.openapi_scheme or not token:
+            return None
+        return self.authenticate(request, token)
+
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
         return principal_for_token(token)
 
