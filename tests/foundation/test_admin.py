@@ -379,3 +379,46 @@ def test_admin_refuses_a_second_main_persona(admin_client: Client, main_persona:
     response = admin_client.post(reverse("admin:personas_persona_add"), data)
     assert response.status_code == 200
     assert Persona.objects.filter(server=main_persona.server).count() == 1
+
+
+@pytest.mark.parametrize("user_id", ["١٢", "１２", "12a", "1" * 21])
+def test_the_admin_refuses_a_blacklist_id_that_is_not_ascii_digits(
+    admin_client: Client, server: Server, user_id: str
+) -> None:
+    response = admin_client.post(
+        reverse("admin:personas_personalizationblacklist_add"),
+        {"server": server.pk, "user_disc_id": user_id, "reason": ""},
+    )
+    assert response.status_code == 200
+    assert "user_disc_id" in response.context["adminform"].form.errors
+    assert not PersonalizationBlacklist.objects.filter(user_disc_id=user_id).exists()
+    accepted = admin_client.post(
+        reverse("admin:personas_personalizationblacklist_add"),
+        {"server": server.pk, "user_disc_id": "12", "reason": ""},
+    )
+    assert accepted.status_code == 302
+    assert PersonalizationBlacklist.objects.filter(server=server, user_disc_id="12").exists()
+
+
+def test_the_admin_refuses_channel_ids_that_are_not_ascii_digits(admin_client: Client, server: Server) -> None:
+    url = reverse("admin:personas_server_change", args=[server.pk])
+    data = {
+        "server_disc_id": server.server_disc_id,
+        "name": server.name,
+        **_inline_management("settings", total=1, initial=1),
+        "settings-0-server": server.pk,
+        "settings-0-message_fetch_limit": 60,
+        "settings-0-timezone_offset": "0",
+        "settings-0-humanizer_degree": 1,
+        "settings-0-retention_days": 9,
+        "settings-0-rp_channel_ids": '["١٢"]',
+        "settings-0-private_channel_ids": "[]",
+        **_inline_management("personas"),
+    }
+    assert admin_client.post(url, data).status_code == 200
+    server.settings.refresh_from_db()
+    assert server.settings.rp_channel_ids == []
+    data["settings-0-rp_channel_ids"] = '["12"]'
+    assert admin_client.post(url, data).status_code == 302
+    server.settings.refresh_from_db()
+    assert server.settings.rp_channel_ids == ["12"]
