@@ -56,6 +56,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_celery_beat",
+    # Only for its templates and static files: /api/docs then loads Swagger UI from this server,
+    # not from a CDN (without the app, django-ninja renders a CDN page), so the docs work offline.
+    "ninja",
     "personas",
     "chatcontext",
     "bot",
