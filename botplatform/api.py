@@ -7,7 +7,7 @@ resolve to a ``personas.access.Principal``; routers scope every query through it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
@@ -17,6 +17,7 @@ from ninja import NinjaAPI, Schema, Status, Swagger
 from ninja.errors import ValidationError as InputError
 
 from botplatform.api_common import NUL_CHARACTER, ErrorOut, StaffSessionAuth, TokenAuth
+from botplatform.best_effort import redis_status
 from chatcontext.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
@@ -35,18 +36,23 @@ api = NinjaAPI(
 
 
 class HealthOut(Schema):
-    status: str
+    status: Literal["ok", "degraded"]
+    components: dict[str, str]
 
 
 @api.get("/v1/health", tags=["health"], auth=None, response={200: HealthOut, 503: ErrorOut})
 def health(request: HttpRequest) -> Status:
-    """Liveness: the process answers and the database is reachable."""
+    """The process answers and the database is reachable (else 503). ``degraded`` (still 200: turns
+    and records work) names what is not: Redis unreachable means no live feed, no cache and, as
+    Celery's broker, no background tasks."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     except Exception:
         return Status(503, {"detail": "database unreachable"})
-    return Status(200, {"status": "ok"})
+    components = {"database": "ok", "redis": redis_status()}
+    degraded = components["redis"] == "unreachable"
+    return Status(200, {"status": "degraded" if degraded else "ok", "components": components})
 
 
 @api.exception_handler(ActionError)

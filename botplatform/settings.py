@@ -113,6 +113,9 @@ DATABASE_ROUTERS = ["chatcontext.scratch.ReplayRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+# Seconds one connection attempt to Redis may take: a host that drops packets must not hold a turn
+# for the operating system's TCP timeout (minutes) on every live-feed event or cache read.
+REDIS_CONNECT_TIMEOUT = 2
 
 
 def redis_channel_layer(url: str) -> dict[str, object]:
@@ -122,19 +125,23 @@ def redis_channel_layer(url: str) -> dict[str, object]:
     The socket timeout must stay above the blocking time."""
     return {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30}]},
+        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}]},
+    }
+
+
+def redis_cache(url: str) -> dict[str, object]:
+    """The cache on Redis, best-effort: unreachable, it is a miss (botplatform.best_effort)."""
+    return {
+        "BACKEND": "botplatform.best_effort.BestEffortRedisCache",
+        "LOCATION": url,
+        "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
+        "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": REDIS_CONNECT_TIMEOUT},
     }
 
 
 if REDIS_URL:
     CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
-        }
-    }
+    CACHES = {"default": redis_cache(REDIS_URL)}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
