@@ -80,7 +80,17 @@ class ServerSettings(models.Model):
     retention_days = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
     )
+    # The model endpoint (bot.providers.provider_config), resolved as a whole, never field by field:
+    # the server's own (base URL, key and model, which only superusers set; the key is write-only in
+    # the admin and never leaves the server for a page, an API answer, a log line or a record), else
+    # an operator-approved endpoint by name, else the platform's from the environment.
     llm_provider = models.CharField(max_length=16, choices=LLMProvider.choices, default="", blank=True)
+    llm_endpoint = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="An endpoint the operator approved (LLM_APPROVED_ENDPOINTS); empty = the platform's.",
+    )
     llm_base_url = models.URLField(blank=True, default="")
     llm_api_key = models.CharField(max_length=256, blank=True, default="")
     llm_model = models.CharField(max_length=128, blank=True, default="")
