@@ -7,14 +7,17 @@ resolve to a ``personas.access.Principal``; routers scope every query through it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from django.core.exceptions import ValidationError
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
 from django.db import DataError, connection
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI, Schema, Status
+from ninja import NinjaAPI, Schema, Status, Swagger
+from ninja.errors import ValidationError as InputError
 
-from botplatform.api_common import ErrorOut, StaffSessionAuth, TokenAuth
+from botplatform.api_common import NUL_CHARACTER, ErrorOut, StaffSessionAuth, TokenAuth
+from botplatform.best_effort import redis_status
 from chatcontext.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
@@ -25,24 +28,31 @@ api = NinjaAPI(
     description="Prompt records, personas and per-user controls for moderators' dashboards. "
     "Objects outside the caller's servers answer 404.",
     docs_url="/docs",
+    # Swagger UI's validator badge would send the schema to validator.swagger.io.
+    docs=Swagger(settings={"validatorUrl": None}),
     urls_namespace="api",
     auth=[TokenAuth(), StaffSessionAuth()],
 )
 
 
 class HealthOut(Schema):
-    status: str
+    status: Literal["ok", "degraded"]
+    components: dict[str, str]
 
 
 @api.get("/v1/health", tags=["health"], auth=None, response={200: HealthOut, 503: ErrorOut})
 def health(request: HttpRequest) -> Status:
-    """Liveness: the process answers and the database is reachable."""
+    """The process answers and the database is reachable (else 503). ``degraded`` (still 200: turns
+    and records work) names what is not: Redis unreachable means no live feed, no cache and, as
+    Celery's broker, no background tasks."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     except Exception:
         return Status(503, {"detail": "database unreachable"})
-    return Status(200, {"status": "ok"})
+    components = {"database": "ok", "redis": redis_status()}
+    degraded = components["redis"] == "unreachable"
+    return Status(200, {"status": "degraded" if degraded else "ok", "components": components})
 
 
 @api.exception_handler(ActionError)
@@ -52,6 +62,24 @@ def bad_request(request: HttpRequest, exc: Any) -> HttpResponse:
     """Refusals of the actions layer (limits, empty text, bad lineage) are the caller's error."""
     message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
     return api.create_response(request, {"detail": message}, status=400)
+
+
+@api.exception_handler(InputError)
+def invalid_input(request: HttpRequest, exc: InputError) -> HttpResponse:
+    """Input the schema refuses is a 422, except text that is well formed but for a NUL character:
+    a 400, as PostgreSQL (which cannot store it) answered before the API refused it for SQLite too."""
+    nul_only = bool(exc.errors) and all(error.get("type") == NUL_CHARACTER for error in exc.errors)
+    return api.create_response(request, {"detail": exc.errors}, status=400 if nul_only else 422)
+
+
+@api.exception_handler(SuspiciousOperation)
+def malformed_request(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    """Django's refusals of the request itself (too many query fields, …): with DEBUG on, ninja would
+    answer them with a 500 and a traceback. A body above DATA_UPLOAD_MAX_MEMORY_SIZE is a 413."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return api.create_response(request, {"detail": f"Request body larger than {limit} bytes"}, status=413)
+    return api.create_response(request, {"detail": "Malformed request"}, status=400)
 
 
 api.add_router("/v1/", servers_router)

@@ -6,6 +6,8 @@ can import it without an import cycle.
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Annotated, Any
 
 from django.http import HttpRequest
@@ -13,11 +15,24 @@ from ninja import Field, Path, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.pagination import LimitOffsetPagination
 from ninja.security import HttpBearer, SessionAuth
+from pydantic import AfterValidator, BeforeValidator
+from pydantic_core import PydanticCustomError
 
 from personas.access import Principal, principal_for_token, principal_for_user
+from personas.validators import DISCORD_ID_MESSAGE, DISCORD_ID_PATTERN
 
 
 class TokenAuth(HttpBearer):
+    """``Authorization: Bearer tmr_…``. The header is read here, not by ``HttpBearer.__call__``:
+    with DEBUG on, ninja logs a header of any other scheme whole (``Unexpected auth - '…'``), and
+    a real token sent as ``Token tmr_…`` or ``Basic …`` must not reach a log line in any form."""
+
+    def __call__(self, request: HttpRequest) -> Principal | None:
+        scheme, _, token = request.headers.get(self.header, "").partition(" ")
+        if scheme.lower() != self.openapi_scheme or not token:
+            return None
+        return self.authenticate(request, token)
+
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
         return principal_for_token(token)
 
@@ -32,22 +47,60 @@ class ErrorOut(Schema):
 
 
 # Documented error answers, so clients (and schemathesis) know every status an operation gives.
-AUTH_ERRORS: dict[int, Any] = {401: ErrorOut, 422: ErrorOut}
+# 400: a NUL character in text, or a malformed request (botplatform.api); 413: an oversized body.
+AUTH_ERRORS: dict[int, Any] = {400: ErrorOut, 401: ErrorOut, 422: ErrorOut}
 READ_ERRORS: dict[int, Any] = {**AUTH_ERRORS, 404: ErrorOut}
-WRITE_ERRORS: dict[int, Any] = {**READ_ERRORS, 400: ErrorOut, 403: ErrorOut}
+WRITE_ERRORS: dict[int, Any] = {**READ_ERRORS, 403: ErrorOut, 413: ErrorOut}
 
+# --- input types --------------------------------------------------------------------------------
+# pydantic's lax parsing reads more than the schema says: "1.0", "+1" or " 1_0" as an integer, a bare
+# number as seconds since the epoch. Inputs are held to what the OpenAPI schema documents.
+
+NUL_CHARACTER = "nul_character"
+_ASCII_DIGITS = re.compile("[0-9]+")
+_ISO_DATE = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _ascii_integer(value: object) -> object:
+    # A JSON body's 389.0 is an integer to JSON Schema (and to pydantic); a path or query "1.0" is not.
+    if isinstance(value, bool) or (isinstance(value, str) and not _ASCII_DIGITS.fullmatch(value)):
+        raise PydanticCustomError("int_parsing", "Input should be an integer written in ASCII digits")
+    return value
+
+
+def _iso_datetime(value: object) -> object:
+    if isinstance(value, datetime) or (isinstance(value, str) and _ISO_DATE.match(value)):
+        return value
+    raise PydanticCustomError("datetime_parsing", "Input should be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z")
+
+
+def _no_nul(value: str) -> str:
+    """PostgreSQL refuses NUL in text columns and SQLite stores it: refused here, for both."""
+    if "\x00" in value:
+        raise PydanticCustomError(NUL_CHARACTER, "Text may not contain a NUL character")
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_ascii_integer)]
+IsoDatetime = Annotated[datetime, BeforeValidator(_iso_datetime)]
+# The pattern documents the rule for clients; the validator enforces it (a NUL is a 400, not a 422).
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\x00]*$"})]
+DiscordId = Annotated[str, Field(pattern=DISCORD_ID_PATTERN, description=DISCORD_ID_MESSAGE)]
+DiscordIdPath = Annotated[str, Path(pattern=DISCORD_ID_PATTERN, description=DISCORD_ID_MESSAGE)]
 
 # Ids are 64-bit in every table; a larger number cannot name anything.
 MAX_ID = 2**63 - 1
-Id = Annotated[int, Path(ge=1, le=MAX_ID)]
+# Constraints before the validator: the other way round pydantic documents them as "ge", not "minimum".
+RowId = Annotated[int, Field(ge=1, le=MAX_ID), BeforeValidator(_ascii_integer)]
+Id = Annotated[Integer, Path(ge=1, le=MAX_ID)]
 
 
 class BoundedPagination(LimitOffsetPagination):
     """Limit/offset pages with bounds, so a huge offset is a 422 rather than a database error."""
 
     class Input(Schema):
-        limit: int = Field(50, ge=1, le=200)
-        offset: int = Field(0, ge=0, le=10**9)
+        limit: Integer = Field(50, ge=1, le=200)
+        offset: Integer = Field(0, ge=0, le=10**9)
 
 
 def principal(request: HttpRequest) -> Principal:

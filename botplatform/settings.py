@@ -7,6 +7,7 @@ and in-process Celery tasks, so ``make run`` works on a fresh machine.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -56,6 +57,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_celery_beat",
+    # Only for its templates and static files: /api/docs then loads Swagger UI from this server,
+    # not from a CDN (without the app, django-ninja renders a CDN page), so the docs work offline.
+    "ninja",
     "personas",
     "chatcontext",
     "bot",
@@ -110,6 +114,9 @@ DATABASE_ROUTERS = ["chatcontext.scratch.ReplayRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
+# Seconds one connection attempt to Redis may take: a host that drops packets must not hold a turn
+# for the operating system's TCP timeout (minutes) on every live-feed event or cache read.
+REDIS_CONNECT_TIMEOUT = 2
 
 
 def redis_channel_layer(url: str) -> dict[str, object]:
@@ -119,19 +126,23 @@ def redis_channel_layer(url: str) -> dict[str, object]:
     The socket timeout must stay above the blocking time."""
     return {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30}]},
+        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}]},
+    }
+
+
+def redis_cache(url: str) -> dict[str, object]:
+    """The cache on Redis, best-effort: unreachable, it is a miss (botplatform.best_effort)."""
+    return {
+        "BACKEND": "botplatform.best_effort.BestEffortRedisCache",
+        "LOCATION": url,
+        "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
+        "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": REDIS_CONNECT_TIMEOUT},
     }
 
 
 if REDIS_URL:
     CHANNEL_LAYERS = {"default": redis_channel_layer(REDIS_URL)}
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
-        }
-    }
+    CACHES = {"default": redis_cache(REDIS_URL)}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -167,9 +178,37 @@ DISCORD_SHARD_IDS = [int(s) for s in os.environ.get("DISCORD_SHARD_IDS", "").spl
 # The presences intent is privileged: enable it in the developer portal before turning this on.
 DISCORD_PRESENCE_INTENT = env_bool("DISCORD_PRESENCE_INTENT", False)
 LLM_PROVIDER = os.environ.get("LLM_PROVIDER", "").strip().lower()  # "openai" or "echo"; empty = derive
+# The platform's endpoint: base URL, key and model go together (bot.providers). A server uses it
+# unless it picks an approved endpoint or a superuser gave it one of its own.
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "").strip()
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "").strip()
 LLM_MODEL = os.environ.get("LLM_MODEL", "").strip()
+_ENDPOINT_NAME = re.compile("[a-z0-9][a-z0-9_-]{0,31}")
+
+
+def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
+    """``LLM_APPROVED_ENDPOINTS=local,fast``: endpoints a moderator may choose by name, each with its
+    ``LLM_ENDPOINT_<NAME>_BASE_URL`` (required), ``_API_KEY`` and ``_MODEL`` (``-`` in a name is
+    ``_`` in the variable). Their keys stay in the environment; moderators only see the names."""
+    endpoints: dict[str, dict[str, str]] = {}
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue
+        if not _ENDPOINT_NAME.fullmatch(name):
+            raise ImproperlyConfigured(f"LLM_APPROVED_ENDPOINTS: {name!r} is not a-z, 0-9, - and _ (32 at most)")
+        prefix = f"LLM_ENDPOINT_{name.upper().replace('-', '_')}_"
+        base_url = os.environ.get(prefix + "BASE_URL", "").strip()
+        if not base_url:
+            raise ImproperlyConfigured(f"LLM_APPROVED_ENDPOINTS names {name!r} but {prefix}BASE_URL is not set")
+        endpoints[name] = {
+            "base_url": base_url,
+            "api_key": os.environ.get(prefix + "API_KEY", "").strip(),
+            "model": os.environ.get(prefix + "MODEL", "").strip(),
+        }
+    return endpoints
+
+
+LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOINTS", ""))
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 

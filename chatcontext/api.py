@@ -6,10 +6,19 @@ from typing import Any
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
-from ninja import Field, FilterSchema, Query, Router, Schema
+from ninja import FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
-from botplatform.api_common import AUTH_ERRORS, MAX_ID, READ_ERRORS, BoundedPagination, ErrorOut, Id, principal
+from botplatform.api_common import (
+    AUTH_ERRORS,
+    READ_ERRORS,
+    BoundedPagination,
+    DiscordId,
+    Id,
+    IsoDatetime,
+    RowId,
+    principal,
+)
 from chatcontext.inspector import snapshot_download
 from chatcontext.models import PromptRecord
 
@@ -68,12 +77,12 @@ class RecordDetailOut(RecordSummaryOut):
 
 
 class RecordFilter(FilterSchema):
-    server_id: int | None = Field(None, ge=1, le=MAX_ID)
-    channel_disc_id: str | None = None
-    persona_id: int | None = Field(None, ge=1, le=MAX_ID)
-    source: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    server_id: RowId | None = None
+    channel_disc_id: DiscordId | None = None
+    persona_id: RowId | None = None
+    source: PromptRecord.Source | None = None
+    since: IsoDatetime | None = None
+    until: IsoDatetime | None = None
 
     # Bounds are compared in UTC: PostgreSQL refuses some offsets Python accepts (e.g. +21:00).
     def filter_since(self, value: datetime | None) -> Q:
@@ -96,7 +105,7 @@ def _records(request: HttpRequest) -> Any:
     return principal(request).scope(PromptRecord.objects.all(), "server_id")
 
 
-@router.get("/records", response={200: list[RecordSummaryOut], 400: ErrorOut, **AUTH_ERRORS})
+@router.get("/records", response={200: list[RecordSummaryOut], **AUTH_ERRORS})
 @paginate(BoundedPagination)
 def list_records(request: HttpRequest, filters: Query[RecordFilter]):  # type: ignore[no-untyped-def]
     """Newest first. The page costs two queries (count and page) whatever its size."""

@@ -25,8 +25,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from channels.layers import get_channel_layer
 
+from botplatform.best_effort import send_to_group
 from personas.access import access_group, user_sees_server
 
 FORBIDDEN = 4403
@@ -55,10 +55,8 @@ def record_summary(record: Any) -> dict[str, Any]:
 
 
 def announce_record(record: Any) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    async_to_sync(layer.group_send)(
+    """Best-effort (botplatform.best_effort): with the channel layer down the record stays stored."""
+    async_to_sync(send_to_group)(
         group_name(record.server_id), {"type": "turn.recorded", "record": record_summary(record)}
     )
 

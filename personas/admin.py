@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import AdminSite
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -180,33 +181,89 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
         },
     ),
     ("Channels", {"fields": ["rp_channel_ids", "private_channel_ids"]}),
-    (
-        "Model provider (empty = platform default from the environment)",
-        {"fields": ["llm_provider", "llm_base_url", "llm_model", "llm_api_key", "clear_llm_api_key"]},
-    ),
+]
+PROVIDER_FIELDSET_TITLE = "Model provider (empty = platform default from the environment)"
+# Moderators choose the kind and, among the endpoints the operator approved, where the prompt goes.
+# Only superusers name an endpoint of the server's own and give it a key: a moderator who could set a
+# URL would have the operator's key (or the prompt of every member) sent wherever they like.
+MODERATOR_PROVIDER_FIELDS = ["llm_provider", "llm_endpoint", "own_endpoint"]
+SUPERUSER_PROVIDER_FIELDS = [
+    "llm_provider",
+    "llm_endpoint",
+    "llm_base_url",
+    "llm_model",
+    "llm_api_key",
+    "clear_llm_api_key",
 ]
 
 
+def approved_endpoint_choices() -> list[tuple[str, str]]:
+    return [("", "Platform default"), *((name, name) for name in settings.LLM_APPROVED_ENDPOINTS)]
+
+
 class ServerSettingsForm(forms.ModelForm):
-    llm_base_url = forms.URLField(required=False, assume_scheme="https", label="LLM base URL")
-    llm_api_key = forms.CharField(
+    """What a server's moderators configure: no endpoint of its own, no key."""
+
+    llm_endpoint = forms.ChoiceField(
+        choices=approved_endpoint_choices,
         required=False,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Never shown again once stored. Leave empty to keep the stored key.",
+        label="LLM endpoint",
+        help_text="An endpoint the platform's operator approved (its key stays with the operator).",
     )
-    clear_llm_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
 
     class Meta:
         model = ServerSettings
-        fields = [f for _, opts in SERVER_SETTINGS_FIELDSETS for f in opts["fields"] if f != "clear_llm_api_key"]
+        fields = [
+            *(f for _, opts in SERVER_SETTINGS_FIELDSETS for f in opts["fields"]),
+            "llm_provider",
+            "llm_endpoint",
+        ]
         help_texts = {
             "llm_provider": "“Offline echo” repeats the prompt back without calling a model: for demos and tests only."
         }
 
-    def clean_llm_api_key(self) -> str:
-        if self.cleaned_data.get("clear_llm_api_key"):
-            return ""
-        return self.cleaned_data["llm_api_key"] or self.instance.llm_api_key
+
+class SuperuserServerSettingsForm(ServerSettingsForm):
+    """A superuser may also give the server an endpoint of its own. Its key is write-only: never
+    rendered (not even to the superuser), kept when left empty, and dropped with the URL it went with."""
+
+    llm_base_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="LLM base URL",
+        help_text="This server's own endpoint (used instead of the endpoint above); empty with a key: OpenAI's.",
+    )
+    llm_api_key = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Never shown again once stored. Leave empty to keep the stored key; a new base URL "
+        "without a new key drops it, so a key never goes to an address it was not given for.",
+    )
+    clear_llm_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+
+    class Meta(ServerSettingsForm.Meta):
+        fields = [*ServerSettingsForm.Meta.fields, "llm_base_url", "llm_model", "llm_api_key"]
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        # Here, not in clean_llm_api_key: the checkbox is cleaned after the key field.
+        if cleaned.get("clear_llm_api_key"):
+            cleaned["llm_api_key"] = ""
+        elif not cleaned.get("llm_api_key"):
+            cleaned["llm_api_key"] = "" if "llm_base_url" in self.changed_data else self.instance.llm_api_key
+        if cleaned.get("llm_model") and not (cleaned.get("llm_base_url") or cleaned["llm_api_key"]):
+            self.add_error(
+                "llm_model", "A model goes with this server's own endpoint: set its base URL or key, or leave it empty."
+            )
+        return cleaned
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # type: ignore[misc]
+        # construct_instance leaves a field alone when the POST lacks its input (a scripted client):
+        # the key decided above is what is stored, also then.
+        if "llm_api_key" in self.cleaned_data:
+            self.instance.llm_api_key = self.cleaned_data["llm_api_key"]
 
 
 class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
@@ -215,7 +272,27 @@ class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
     can_delete = False
     min_num = 1
     max_num = 1
-    fieldsets = SERVER_SETTINGS_FIELDSETS
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        superuser = self.is_superuser_session(request)
+        fields = SUPERUSER_PROVIDER_FIELDS if superuser else MODERATOR_PROVIDER_FIELDS
+        return [*SERVER_SETTINGS_FIELDSETS, (PROVIDER_FIELDSET_TITLE, {"fields": fields})]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [] if self.is_superuser_session(request) else ["own_endpoint"]
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        if self.is_superuser_session(request):
+            kwargs["form"] = SuperuserServerSettingsForm
+        return super().get_formset(request, obj, **kwargs)
+
+    @admin.display(description="own endpoint")
+    def own_endpoint(self, obj: ServerSettings | None) -> str:
+        """Whether a superuser gave the server an endpoint of its own (it wins over the choice above);
+        the URL is not shown to moderators."""
+        if obj is not None and (obj.llm_base_url or obj.llm_api_key):
+            return "set by a platform administrator: used instead of the endpoint above"
+        return "none"
 
 
 class PersonaInline(ServerScopedAdminMixin, admin.TabularInline):

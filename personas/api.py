@@ -18,7 +18,11 @@ from botplatform.api_common import (
     READ_ERRORS,
     WRITE_ERRORS,
     BoundedPagination,
+    DiscordId,
+    DiscordIdPath,
     Id,
+    Integer,
+    Text,
     principal,
     require_write,
 )
@@ -74,14 +78,14 @@ class MemoryOut(Schema):
 
 
 class MemoryIn(Schema):
-    persona_id: int = Field(..., ge=1, le=MAX_ID, description="The persona whose lineage remembers this")
-    content: str = Field(..., min_length=1, max_length=1000)
-    tags: list[str] = Field(default_factory=list, max_length=20)
+    persona_id: Integer = Field(..., ge=1, le=MAX_ID, description="The persona whose lineage remembers this")
+    content: Text = Field(..., min_length=1, max_length=1000)
+    tags: list[Text] = Field(default_factory=list, max_length=20)
 
 
 class MemoryPatch(Schema):
-    content: str | None = Field(None, min_length=1, max_length=1000)
-    tags: list[str] | None = Field(None, max_length=20)
+    content: Text | None = Field(None, min_length=1, max_length=1000)
+    tags: list[Text] | None = Field(None, max_length=20)
 
 
 class ReminderOut(Schema):
@@ -103,8 +107,8 @@ class BlacklistOut(Schema):
 
 
 class BlacklistIn(Schema):
-    user_disc_id: str = Field(..., pattern=r"^\d{1,20}$")
-    reason: str = Field("", max_length=500)
+    user_disc_id: DiscordId
+    reason: Text = Field("", max_length=500)
 
 
 class ForgetOut(Schema):
@@ -163,7 +167,7 @@ def list_personas(request: HttpRequest, server_id: Id) -> list[Persona]:
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **READ_ERRORS})
-def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: str) -> dict[str, object]:
+def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
     user = _member_user(_server(request, server_id), user_disc_id)
     return {
         "user_disc_id": user.user_disc_id,
@@ -173,7 +177,7 @@ def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: str) -> dict[
 
 
 @router.put("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **WRITE_ERRORS})
-def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: str, body: PrivacyIn) -> dict[str, object]:
+def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: PrivacyIn) -> dict[str, object]:
     require_write(request)
     user = _member_user(_server(request, server_id), user_disc_id)
     user = actions.set_privacy_level(user, body.privacy_level)
@@ -185,7 +189,7 @@ def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: str, body: Pr
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/memories", response={200: list[MemoryOut], **READ_ERRORS})
-def list_memories(request: HttpRequest, server_id: Id, user_disc_id: str) -> list[dict[str, object]]:
+def list_memories(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> list[dict[str, object]]:
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
     rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=_lineages(server)).order_by(
@@ -195,7 +199,7 @@ def list_memories(request: HttpRequest, server_id: Id, user_disc_id: str) -> lis
 
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/memories", response={201: MemoryOut, **WRITE_ERRORS})
-def create_memory(request: HttpRequest, server_id: Id, user_disc_id: str, body: MemoryIn) -> Status:
+def create_memory(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
     require_write(request)
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
@@ -229,7 +233,7 @@ def delete_memory(request: HttpRequest, server_id: Id, memory_id: Id) -> Status:
 
 @router.get("/servers/{server_id}/reminders", response={200: list[ReminderOut], **READ_ERRORS})
 @paginate(BoundedPagination)
-def list_reminders(request: HttpRequest, server_id: Id, status: str | None = None):  # type: ignore[no-untyped-def]
+def list_reminders(request: HttpRequest, server_id: Id, status: Reminder.Status | None = None):  # type: ignore[no-untyped-def]
     rows = Reminder.objects.filter(server=_server(request, server_id)).order_by("reminder_time", "reminder_id")
     return rows.filter(status=status) if status else rows
 
@@ -256,7 +260,7 @@ def add_blacklist(request: HttpRequest, server_id: Id, body: BlacklistIn) -> Sta
 
 
 @router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
-def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: str) -> Status:
+def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> Status:
     require_write(request)
     server = _server(request, server_id)
     get_object_or_404(PersonalizationBlacklist, server=server, user_disc_id=user_disc_id)
@@ -265,7 +269,7 @@ def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: str) -> 
 
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetOut, **WRITE_ERRORS})
-def forget_user(request: HttpRequest, server_id: Id, user_disc_id: str) -> dict[str, object]:
+def forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
     """Forget-me (the user's right to erasure, so it is not limited to this server): their memories,
     reminders and every stored record or snapshot containing their text, in one transaction."""
     require_write(request)

@@ -37,12 +37,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def http_status(url: str) -> int:
+def http_get(url: str) -> tuple[int, bytes]:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
-            return int(response.status)
+            return int(response.status), response.read()
     except urllib.error.HTTPError as exc:
-        return int(exc.code)
+        return int(exc.code), b""
+
+
+def http_status(url: str) -> int:
+    return http_get(url)[0]
 
 
 @contextmanager

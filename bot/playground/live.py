@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from channels.layers import get_channel_layer
 from django.urls import reverse
 
 from bot.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
+from botplatform.best_effort import send_to_group
 from chatcontext.models import VoiceTranscript
 from chatcontext.types import Author, DiscordMessage
 
@@ -95,7 +95,6 @@ def message_payloads(
 
 
 async def publish(channel_pk: int, event: dict[str, Any]) -> None:
-    """Send one event to every page showing the channel (no-op without a channel layer)."""
-    layer = get_channel_layer()
-    if layer is not None:
-        await layer.group_send(channel_group(channel_pk), {"type": EVENT_TYPE, "event": event})
+    """Send one event to every page showing the channel; best-effort (botplatform.best_effort): the
+    page misses it when the channel layer is down, the stored messages and records do not."""
+    await send_to_group(channel_group(channel_pk), {"type": EVENT_TYPE, "event": event})

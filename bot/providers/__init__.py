@@ -1,8 +1,10 @@
-"""Provider selection: per-server settings first, then the LLM_* environment (settings.py)."""
+"""Provider selection: a server's own endpoint, an operator-approved one, or the platform's
+(the LLM_* environment, settings.py), each taken whole."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
@@ -11,8 +13,11 @@ from bot.providers.echo import EchoProvider
 from bot.providers.openai_compat import OpenAICompatProvider
 from personas.models import ServerSettings
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "EchoProvider",
+    "Endpoint",
     "GenerationResult",
     "OpenAICompatProvider",
     "Provider",
@@ -20,35 +25,72 @@ __all__ = [
     "ProviderError",
     "build_provider",
     "provider_config",
+    "server_endpoint",
     "to_chat_messages",
 ]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a turn's prompt goes and what it shows there: one unit, never assembled field by field."""
+
+    base_url: str = ""  # empty: OpenAI's public API (bot.providers.openai_compat.DEFAULT_BASE_URL)
+    api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
+    model: str = ""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.api_key or self.model)
 
 
 @dataclass(frozen=True)
 class ProviderConfig:
     kind: str  # "openai" | "echo"
     base_url: str = ""
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)
     model: str = ""
     timeout_s: float = 60.0
 
 
-def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
-    """Resolve the provider of one server. Each field falls back to its LLM_* setting.
+def platform_endpoint() -> Endpoint:
+    return Endpoint(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY, model=settings.LLM_MODEL)
 
-    The echo provider is used only when asked for by name, or when nothing points at a real
-    server (no provider, base URL, key or model anywhere): it is never the default once a real
-    provider is configured.
+
+def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
+    """The endpoint of one server, as a whole: its own (a base URL or a key, set by a superuser:
+    its URL, its key or none, its model), else the approved endpoint it names (LLM_APPROVED_ENDPOINTS),
+    else the platform's. The operator's key never travels to an address the operator did not give.
     """
     s = server_settings
-    base_url = (s.llm_base_url if s else "") or settings.LLM_BASE_URL
-    api_key = (s.llm_api_key if s else "") or settings.LLM_API_KEY
-    model = (s.llm_model if s else "") or settings.LLM_MODEL
-    kind = (s.llm_provider if s else "") or settings.LLM_PROVIDER
+    if s is None:
+        return platform_endpoint()
+    if s.llm_base_url or s.llm_api_key:
+        return Endpoint(base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
+    if s.llm_endpoint:
+        approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
+        if approved is not None:
+            return Endpoint(**approved)
+        logger.warning("approved endpoint %r is not configured any more; using the platform's", s.llm_endpoint)
+    return platform_endpoint()
+
+
+def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
+    """Resolve the provider of one server (``server_endpoint``).
+
+    The echo provider is used only when asked for by name, or when nothing points at a real
+    server (no base URL, key or model in the endpoint): it is never the default once a real
+    provider is configured.
+    """
+    endpoint = server_endpoint(server_settings)
+    kind = (server_settings.llm_provider if server_settings else "") or settings.LLM_PROVIDER
     if not kind:
-        kind = "openai" if (base_url or api_key or model) else "echo"
+        kind = "openai" if endpoint.configured else "echo"
     return ProviderConfig(
-        kind=kind, base_url=base_url, api_key=api_key, model=model, timeout_s=settings.LLM_TIMEOUT_SECONDS
+        kind=kind,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=endpoint.model,
+        timeout_s=settings.LLM_TIMEOUT_SECONDS,
     )
 
 

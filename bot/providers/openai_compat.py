@@ -25,8 +25,17 @@ from chatcontext.types import ContextItem
 logger = logging.getLogger(__name__)
 
 ATTEMPTS = 2  # the first try and one retry
-# Local servers (llama.cpp, Ollama) ignore the key, but the SDK refuses to start without one.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# The SDK refuses to start without a key. With none configured (local servers ignore it) it gets this
+# constant, and every request omits the Authorization header, so not even the placeholder is sent.
 PLACEHOLDER_API_KEY = "not-needed"
+NO_AUTHORIZATION: dict[str, str | openai.Omit] = {"Authorization": openai.Omit()}
+# The SDK adds headers from OPENAI_ORG_ID and OPENAI_PROJECT_ID of the environment to every request,
+# whatever the URL. The platform is configured by LLM_* only; nothing else leaves with a prompt.
+NO_ENVIRONMENT_HEADERS: dict[str, str | openai.Omit] = {
+    "OpenAI-Organization": openai.Omit(),
+    "OpenAI-Project": openai.Omit(),
+}
 
 
 def _describe(exc: BaseException) -> str:
@@ -56,7 +65,12 @@ def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
     The SDK's own retries are off: the one retry of ``generate`` also covers stalled streams.
     """
     return AsyncOpenAI(
-        base_url=base_url or None, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout_s, max_retries=0
+        # Explicit, or the SDK would read OPENAI_BASE_URL from the environment.
+        base_url=base_url or DEFAULT_BASE_URL,
+        api_key=api_key or PLACEHOLDER_API_KEY,
+        timeout=timeout_s,
+        max_retries=0,
+        default_headers=cast(dict[str, str], NO_ENVIRONMENT_HEADERS),
     )
 
 
@@ -67,6 +81,7 @@ class OpenAICompatProvider:
         self.model_name = model
         self.timeout_s = timeout_s
         self.client = shared_client(base_url, api_key, timeout_s)
+        self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
     async def generate(
         self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
@@ -91,6 +106,7 @@ class OpenAICompatProvider:
         response = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
+            extra_headers=self.request_headers,
         )
         text = response.choices[0].message.content if response.choices else None
         return text or "", _usage_dict(response.usage)
@@ -103,6 +119,7 @@ class OpenAICompatProvider:
             messages=cast(list[ChatCompletionMessageParam], messages),
             stream=True,
             stream_options={"include_usage": True},
+            extra_headers=self.request_headers,
         )
         parts: list[str] = []
         usage: dict[str, Any] = {}

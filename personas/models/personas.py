@@ -4,6 +4,7 @@ from django.db import models
 from django.db.models.functions import Lower, Trim
 
 from personas.models.servers import Server
+from personas.validators import validate_discord_id
 
 FIRST_LINEAGE_ID = 10000
 GLOBAL_LINEAGE_ID = 0
@@ -112,10 +113,10 @@ class PersonaAttribute(models.Model):
 
 
 class PersonaSpriteMessage(models.Model):
-    message_disc_id = models.CharField(max_length=20, primary_key=True)
+    message_disc_id = models.CharField(max_length=20, primary_key=True, validators=[validate_discord_id])
     persona = models.ForeignKey(Persona, on_delete=models.CASCADE, related_name="sprite_messages")
     sprite_name = models.CharField(max_length=64)
-    channel_disc_id = models.CharField(max_length=20)
+    channel_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

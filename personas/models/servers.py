@@ -5,6 +5,8 @@ from decimal import Decimal
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from personas.validators import validate_discord_id, validate_discord_id_list
+
 MESSAGE_FETCH_LIMIT_MIN = 20
 MESSAGE_FETCH_LIMIT_DEFAULT = 80
 MESSAGE_FETCH_LIMIT_MAX = 100
@@ -14,7 +16,7 @@ class Server(models.Model):
     """A Discord guild (or the pseudo row of a DM channel)."""
 
     server_id = models.BigAutoField(primary_key=True)
-    server_disc_id = models.CharField(max_length=20, unique=True)
+    server_disc_id = models.CharField(max_length=20, unique=True, validators=[validate_discord_id])
     name = models.CharField(max_length=100, blank=True, default="")
     description = models.TextField(blank=True, default="")
     is_dm_channel = models.BooleanField(default=False)
@@ -70,15 +72,25 @@ class ServerSettings(models.Model):
     user_blocking_enabled = models.BooleanField(default=True)
     deliberate_trigger_mode = models.BooleanField(default=False)
     always_reply_enabled = models.BooleanField(default=False)
-    rp_channel_ids = models.JSONField(default=list, blank=True)
-    private_channel_ids = models.JSONField(default=list, blank=True)
+    rp_channel_ids = models.JSONField(default=list, blank=True, validators=[validate_discord_id_list])
+    private_channel_ids = models.JSONField(default=list, blank=True, validators=[validate_discord_id_list])
     voice_transcript_chat_mode = models.BooleanField(default=False)
     uncensor_injection_enabled = models.BooleanField(default=False)
     uncensor_unicode_space_enabled = models.BooleanField(default=False)
     retention_days = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
     )
+    # The model endpoint (bot.providers.provider_config), resolved as a whole, never field by field:
+    # the server's own (base URL, key and model, which only superusers set; the key is write-only in
+    # the admin and never leaves the server for a page, an API answer, a log line or a record), else
+    # an operator-approved endpoint by name, else the platform's from the environment.
     llm_provider = models.CharField(max_length=16, choices=LLMProvider.choices, default="", blank=True)
+    llm_endpoint = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="An endpoint the operator approved (LLM_APPROVED_ENDPOINTS); empty = the platform's.",
+    )
     llm_base_url = models.URLField(blank=True, default="")
     llm_api_key = models.CharField(max_length=256, blank=True, default="")
     llm_model = models.CharField(max_length=128, blank=True, default="")
@@ -103,7 +115,7 @@ class ServerMember(models.Model):
     """A snapshot of one guild member (data-model.md §2.5); presence is never served stale."""
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="members")
-    user_disc_id = models.CharField(max_length=20)
+    user_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
     display_name = models.CharField(max_length=100, null=True, blank=True)
     nickname = models.CharField(max_length=100, null=True, blank=True)
     global_name = models.CharField(max_length=100, null=True, blank=True)
@@ -127,7 +139,7 @@ class ServerMember(models.Model):
 
 class ServerEmoji(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="emojis")
-    emoji_disc_id = models.CharField(max_length=20)
+    emoji_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
     emoji_name = models.CharField(max_length=64)
     emoji_desc = models.TextField(blank=True, default="")
     emotion_key = models.CharField(max_length=64, null=True, blank=True)
@@ -144,7 +156,7 @@ class ServerEmoji(models.Model):
 
 class ServerSticker(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="stickers")
-    sticker_disc_id = models.CharField(max_length=20)
+    sticker_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
     sticker_name = models.CharField(max_length=64)
     sticker_desc = models.TextField(blank=True, default="")
     emotion_key = models.CharField(max_length=64, null=True, blank=True)
@@ -161,7 +173,7 @@ class ServerSticker(models.Model):
 
 class MatrixChannelLink(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="matrix_links")
-    channel_disc_id = models.CharField(max_length=20, unique=True)
+    channel_disc_id = models.CharField(max_length=20, unique=True, validators=[validate_discord_id])
     matrix_room_id = models.CharField(max_length=255, unique=True)
 
     class Meta:

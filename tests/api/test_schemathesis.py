@@ -16,6 +16,24 @@ from tests.api.conftest import bearer
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)
 
 
+def _no_whole_floats(values: dict[str, object] | None) -> bool:
+    return not any(isinstance(v, float) and v.is_integer() for v in (values or {}).values())
+
+
+# Schemathesis also draws literal constants from the application's source (`60.0`, a timeout) and,
+# JSON Schema counting a whole float as an integer, sends `?persona_id=60.0` as valid data. In a path
+# or a query string that is not how an integer is written, and the API refuses it with a 422
+# (tests/api/test_bad_input.py); a JSON body's 60.0 is still generated and accepted.
+@schema.hook
+def filter_query(ctx, query):  # type: ignore[no-untyped-def]
+    return _no_whole_floats(query)
+
+
+@schema.hook
+def filter_path_parameters(ctx, path_parameters):  # type: ignore[no-untyped-def]
+    return _no_whole_floats(path_parameters)
+
+
 @pytest.fixture
 def api_world(world):  # type: ignore[no-untyped-def]
     """The world, with the database connection kept open across the WSGI calls.
@@ -37,6 +55,7 @@ def api_world(world):  # type: ignore[no-untyped-def]
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @pytest.mark.django_db
 def test_api_conforms_to_its_schema(case, api_world):  # type: ignore[no-untyped-def]
-    # Lenient parsing (e.g. an epoch number for a date-time filter) is accepted on purpose, so the
-    # "negative data must be rejected" check does not apply; every other built-in check runs.
+    # Ids, dates and enums are parsed as strictly as the schema says now, but ninja still reads some
+    # bodies the schema refuses (a JSON array `[null, null]` as an empty PATCH), so the "negative data
+    # must be rejected" check does not apply yet; every other built-in check runs.
     case.call_and_validate(headers=bearer(api_world["token_a_write"]), excluded_checks=[negative_data_rejection])

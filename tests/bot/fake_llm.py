@@ -21,6 +21,7 @@ USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 class FakeLLMServer:
     reply_text: str = "hello from the test server"
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # of each request, names lower-cased
     base_url: str = ""
     release: asyncio.Event = field(default_factory=asyncio.Event)
     _flaky_failed: bool = False
@@ -44,6 +45,7 @@ class FakeLLMServer:
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
+        self.headers.append({name.lower(): value for name, value in request.headers.items()})
         model = body.get("model", "ok")
         if model == "slow":
             await self.release.wait()

@@ -13,6 +13,7 @@ from bot.providers import (
     to_chat_messages,
 )
 from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
+from personas.models import ServerSettings
 from tests.bot.fake_llm import USAGE, FakeLLMServer
 
 ITEMS = [
@@ -84,14 +85,6 @@ async def test_echo_answers_from_the_assembled_prompt():
     assert result.text == "[echo] Tomori: I read 5 prompt items; you said: Ann: look"
 
 
-class _Settings:
-    def __init__(self, **values: str) -> None:
-        self.llm_provider = values.get("llm_provider", "")
-        self.llm_base_url = values.get("llm_base_url", "")
-        self.llm_api_key = values.get("llm_api_key", "")
-        self.llm_model = values.get("llm_model", "")
-
-
 def test_echo_is_the_default_only_when_nothing_real_is_configured(settings):
     settings.LLM_PROVIDER = settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
     assert provider_config(None).kind == "echo"
@@ -103,8 +96,8 @@ def test_echo_is_the_default_only_when_nothing_real_is_configured(settings):
 
 def test_server_settings_win_over_the_environment(settings):
     settings.LLM_PROVIDER, settings.LLM_BASE_URL, settings.LLM_MODEL = "openai", "http://env/v1", "env-model"
-    config = provider_config(_Settings(llm_base_url="http://server/v1", llm_model="server-model"))  # type: ignore[arg-type]
+    config = provider_config(ServerSettings(llm_base_url="http://server/v1", llm_model="server-model"))
     assert (config.kind, config.base_url, config.model) == ("openai", "http://server/v1", "server-model")
 
-    echo = provider_config(_Settings(llm_provider="echo"))  # type: ignore[arg-type]
+    echo = provider_config(ServerSettings(llm_provider="echo"))
     assert echo.kind == "echo"

@@ -39,12 +39,18 @@ def test_a_dm_channel_is_its_own_pseudo_server():
 def test_an_existing_server_keeps_its_personas_and_provider_settings(settings):
     settings.LLM_PROVIDER = settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
     server = actions.register_server("4100", name="x", is_dm=False, locale=None, main_persona_nickname="Mina")
-    m.ServerSettings.objects.filter(server=server).update(llm_provider="openai", llm_model="local-model")
+    m.ServerSettings.objects.filter(server=server).update(
+        llm_provider="openai", llm_base_url="http://127.0.0.1:9/v1", llm_model="local-model"
+    )
 
     loaded = state()
 
     assert [p.persona_nickname for p in loaded.personas] == ["Mina"]
-    assert (loaded.provider.kind, loaded.provider.model) == ("openai", "local-model")
+    assert (loaded.provider.kind, loaded.provider.base_url, loaded.provider.model) == (
+        "openai",
+        "http://127.0.0.1:9/v1",
+        "local-model",
+    )
 
 
 def test_author_state_registers_the_user_and_reads_active_mutes_and_the_blacklist():

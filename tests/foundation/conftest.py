@@ -65,3 +65,28 @@ def make_reminder(server: Server) -> Callable[..., Reminder]:
         return Reminder.objects.create(**fields)
 
     return make
+
+
+def settings_form(server: Server, **settings_fields: Any) -> dict[str, Any]:
+    """The server change form with its settings inline, as a browser posts it; ``settings_fields``
+    (``llm_endpoint="local"``) override or add fields of the inline."""
+    fields = {
+        "server": server.pk,
+        "message_fetch_limit": 60,
+        "timezone_offset": "0",
+        "humanizer_degree": 1,
+        "retention_days": 9,
+        "rp_channel_ids": "[]",
+        "private_channel_ids": "[]",
+        "llm_provider": "",
+        **settings_fields,
+    }
+    return {
+        "server_disc_id": server.server_disc_id,
+        "name": server.name,
+        "settings-TOTAL_FORMS": 1,
+        "settings-INITIAL_FORMS": 1,
+        **{f"settings-0-{name}": value for name, value in fields.items()},
+        "personas-TOTAL_FORMS": 0,
+        "personas-INITIAL_FORMS": 0,
+    }

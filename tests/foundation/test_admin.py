@@ -23,8 +23,10 @@ from personas.models import (
     Server,
     ServerMember,
     ServerMemory,
+    ServerSettings,
     UserPersonaNamingPreference,
 )
+from tests.foundation.conftest import settings_form
 
 pytestmark = pytest.mark.django_db
 
@@ -357,11 +359,43 @@ def test_user_change_form_saves_privacy_through_the_action(admin_client: Client,
 
 
 def test_llm_api_key_is_never_rendered_and_kept_when_left_empty(admin_client: Client, server: Server) -> None:
-    server.settings.llm_api_key = "sk-secret-value"
+    server.settings.llm_base_url, server.settings.llm_api_key = "http://own.example/v1", "sk-secret-value"
     server.settings.save()
-    page = admin_client.get(reverse("admin:personas_server_change", args=[server.pk])).content.decode()
+    url = reverse("admin:personas_server_change", args=[server.pk])
+    page = admin_client.get(url).content.decode()
     assert "sk-secret-value" not in page
+    assert 'type="password" name="settings-0-llm_api_key"' in page  # the superuser may replace it
     assert "demos and tests only" in page
+
+    kept = settings_form(server, llm_base_url="http://own.example/v1", llm_api_key="", llm_model="m")
+    assert admin_client.post(url, kept).status_code == 302
+    server.settings.refresh_from_db()
+    assert (server.settings.llm_api_key, server.settings.llm_model) == ("sk-secret-value", "m")
+    assert "sk-secret-value" not in admin_client.get(url).content.decode()
+
+
+def test_a_new_base_url_without_a_new_key_drops_the_stored_key(admin_client: Client, server: Server) -> None:
+    ServerSettings.objects.filter(server=server).update(llm_base_url="http://own.example/v1", llm_api_key="sk-own")
+    url = reverse("admin:personas_server_change", args=[server.pk])
+    moved = settings_form(server, llm_base_url="http://elsewhere.example/v1", llm_api_key="", llm_model="m")
+    assert admin_client.post(url, moved).status_code == 302
+    server.settings.refresh_from_db()
+    assert (server.settings.llm_base_url, server.settings.llm_api_key) == ("http://elsewhere.example/v1", "")
+
+    rekeyed = settings_form(server, llm_base_url="http://next.example/v1", llm_api_key="sk-next", llm_model="m")
+    assert admin_client.post(url, rekeyed).status_code == 302
+    cleared = settings_form(server, llm_base_url="http://next.example/v1", llm_model="m", clear_llm_api_key="on")
+    assert admin_client.post(url, cleared).status_code == 302
+    server.settings.refresh_from_db()
+    assert (server.settings.llm_base_url, server.settings.llm_api_key) == ("http://next.example/v1", "")
+
+
+def test_a_model_without_an_endpoint_of_the_servers_own_is_refused(admin_client: Client, server: Server) -> None:
+    url = reverse("admin:personas_server_change", args=[server.pk])
+    response = admin_client.post(url, settings_form(server, llm_model="gpt-x"))
+    assert response.status_code == 200
+    server.settings.refresh_from_db()
+    assert server.settings.llm_model == ""
 
 
 def test_voice_transcript_changelist_is_read_only(admin_client: Client) -> None:
@@ -440,3 +474,32 @@ def test_admin_refuses_a_second_main_persona(admin_client: Client, main_persona:
     response = admin_client.post(reverse("admin:personas_persona_add"), data)
     assert response.status_code == 200
     assert Persona.objects.filter(server=main_persona.server).count() == 1
+
+
+@pytest.mark.parametrize("user_id", ["١٢", "１２", "12a", "1" * 21])
+def test_the_admin_refuses_a_blacklist_id_that_is_not_ascii_digits(
+    admin_client: Client, server: Server, user_id: str
+) -> None:
+    response = admin_client.post(
+        reverse("admin:personas_personalizationblacklist_add"),
+        {"server": server.pk, "user_disc_id": user_id, "reason": ""},
+    )
+    assert response.status_code == 200
+    assert "user_disc_id" in response.context["adminform"].form.errors
+    assert not PersonalizationBlacklist.objects.filter(user_disc_id=user_id).exists()
+    accepted = admin_client.post(
+        reverse("admin:personas_personalizationblacklist_add"),
+        {"server": server.pk, "user_disc_id": "12", "reason": ""},
+    )
+    assert accepted.status_code == 302
+    assert PersonalizationBlacklist.objects.filter(server=server, user_disc_id="12").exists()
+
+
+def test_the_admin_refuses_channel_ids_that_are_not_ascii_digits(admin_client: Client, server: Server) -> None:
+    url = reverse("admin:personas_server_change", args=[server.pk])
+    assert admin_client.post(url, settings_form(server, rp_channel_ids='["١٢"]')).status_code == 200
+    server.settings.refresh_from_db()
+    assert server.settings.rp_channel_ids == []
+    assert admin_client.post(url, settings_form(server, rp_channel_ids='["12"]')).status_code == 302
+    server.settings.refresh_from_db()
+    assert server.settings.rp_channel_ids == ["12"]

@@ -43,10 +43,12 @@ from personas.models import (
     ServerMember,
     ServerMemory,
     ServerModerator,
+    ServerSettings,
     ServerSticker,
     StatCounter,
     UserPersonaNamingPreference,
 )
+from tests.foundation.conftest import settings_form
 from tests.foundation.test_admin import CHANGELIST_MAX_QUERIES, CHANGELISTS
 
 pytestmark = pytest.mark.django_db
@@ -482,24 +484,42 @@ def test_a_shared_lineage_is_labelled_with_the_readers_personas_only(world: Worl
         assert f"{lineage} · {own}" in user_page and other not in user_page
 
 
+APPROVED = {"local": {"base_url": "http://10.0.0.5:8080/v1", "api_key": "sk-approved-local", "model": "llama"}}
+
+
+def test_a_moderators_settings_form_has_no_endpoint_or_key_fields(world: World, settings: Any) -> None:
+    settings.LLM_APPROVED_ENDPOINTS = APPROVED
+    server = world.a.server
+    ServerSettings.objects.filter(server=server).update(llm_base_url="http://own.example/v1", llm_api_key="sk-own-a")
+    page = world.client("alice").get(object_page("server", "change", server)).content.decode()
+    for field in ("llm_base_url", "llm_api_key", "clear_llm_api_key", "llm_model"):
+        assert f'name="settings-0-{field}"' not in page
+    assert '<select name="settings-0-llm_endpoint"' in page and '<option value="local">local</option>' in page
+    assert "set by a platform administrator" in page  # that the server has one, not what it is
+    for secret in ("sk-own-a", "http://own.example/v1", "sk-approved-local", "10.0.0.5"):
+        assert secret not in page
+
+
+def test_a_moderator_cannot_point_the_server_at_an_endpoint_or_set_a_key(world: World, settings: Any) -> None:
+    settings.LLM_APPROVED_ENDPOINTS = APPROVED
+    server = world.a.server
+    client = world.client("alice")
+    forged = settings_form(
+        server, llm_endpoint="local", llm_base_url="http://evil.example/v1", llm_api_key="sk-evil", llm_model="x"
+    )
+    response = client.post(object_page("server", "change", server), forged)
+    assert response.status_code == 302, response.context["errors"]
+    stored = ServerSettings.objects.get(server=server)
+    assert (stored.llm_endpoint, stored.llm_base_url, stored.llm_api_key, stored.llm_model) == ("local", "", "", "")
+
+    unknown = client.post(object_page("server", "change", server), settings_form(server, llm_endpoint="elsewhere"))
+    assert unknown.status_code == 200
+    assert ServerSettings.objects.get(server=server).llm_endpoint == "local"
+
+
 def test_moderator_configures_their_server_through_the_settings_inline(world: World) -> None:
     server = world.a.server
-    data = {
-        "server_disc_id": server.server_disc_id,
-        "name": "Zephyr Hall",
-        "settings-TOTAL_FORMS": 1,
-        "settings-INITIAL_FORMS": 1,
-        "settings-0-server": server.pk,
-        "settings-0-message_fetch_limit": 60,
-        "settings-0-timezone_offset": "0",
-        "settings-0-humanizer_degree": 1,
-        "settings-0-retention_days": 9,
-        "settings-0-rp_channel_ids": "[]",
-        "settings-0-private_channel_ids": "[]",
-        "settings-0-llm_provider": "",
-        "personas-TOTAL_FORMS": 0,
-        "personas-INITIAL_FORMS": 0,
-    }
+    data = settings_form(server)
     response = world.client("alice").post(object_page("server", "change", server), data)
     assert response.status_code == 302, response.context["errors"]
     server.settings.refresh_from_db()

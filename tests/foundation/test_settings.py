@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY[:4])"
 
@@ -36,3 +38,27 @@ def test_generated_development_key_when_debug_is_on(tmp_path: Path) -> None:
     result = _run(tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "dev-"
+
+
+def test_approved_endpoints_come_whole_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from botplatform.settings import approved_endpoints
+
+    monkeypatch.setenv("LLM_ENDPOINT_LOCAL_BASE_URL", "http://127.0.0.1:11434/v1")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_BASE_URL", "https://fast.example/v1")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_API_KEY", "sk-fast")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_MODEL", "small")
+    assert approved_endpoints(" local, fast-lane ,") == {
+        "local": {"base_url": "http://127.0.0.1:11434/v1", "api_key": "", "model": ""},
+        "fast-lane": {"base_url": "https://fast.example/v1", "api_key": "sk-fast", "model": "small"},
+    }
+    assert approved_endpoints("") == {}
+
+
+@pytest.mark.parametrize("names", ["Local", "has space", "missing-url", "a" * 33])
+def test_a_bad_approved_endpoint_refuses_to_start(names: str) -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from botplatform.settings import approved_endpoints
+
+    with pytest.raises(ImproperlyConfigured):
+        approved_endpoints(names)

@@ -9,6 +9,7 @@ database is already shared: the subprocess gets its name.
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -21,7 +22,8 @@ import redis
 from django.conf import settings as django_settings
 from django.db import connections
 
-from botplatform.settings import redis_channel_layer
+from botplatform import best_effort
+from botplatform.settings import redis_cache, redis_channel_layer
 
 # A Redis database of its own, so other test runs on the same server never see these groups.
 LIVE_REDIS_DB = 13
@@ -42,6 +44,26 @@ def redis_layer(settings: Any) -> Iterator[str]:
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
     yield url
     redis.Redis.from_url(url).flushdb()
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def redis_down(settings: Any) -> Iterator[str]:
+    """Every Redis user of this process (channel layer, cache, the health probe) on a closed port.
+    Afterwards the outage is over: later tests must not find the feed or cache skipping calls."""
+    url = f"redis://127.0.0.1:{closed_port()}/0"
+    settings.REDIS_URL = url
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
+    settings.CACHES = {"default": redis_cache(url)}
+    yield url
+    best_effort.FEED.succeeded()
+    best_effort.CACHE.succeeded()
 
 
 def _database_dicts() -> list[dict[str, Any]]:
@@ -93,3 +115,7 @@ def shared_database_url(transactional_db: None, tmp_path: Path) -> Iterator[str]
             db["NAME"] = memory_name
         connection.ensure_connection()  # holds the in-memory database again (Django never closes it)
         keeper.close()
+
+
+# The playground's demo server, for the Redis-down playground test.
+from tests.playground.conftest import demo, offline_llm, uploads_dir  # noqa: E402, F401
