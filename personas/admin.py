@@ -19,7 +19,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, IntegerField, Model, OuterRef, QuerySet, Subquery, URLField
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -28,6 +28,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from personas import actions
+from personas.access import set_password_link, set_password_link_lifetime
 from personas.admin_scoping import (
     KnownUserScopedAdminMixin,
     LineageScopedAdminMixin,
@@ -236,6 +237,7 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     list_select_related = ["settings"]
     list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
     search_fields = ["name", "=server_disc_id"]
+    readonly_fields = ["moderator_list"]
     inlines = [ServerSettingsInline, PersonaInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
@@ -248,6 +250,27 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return self.is_superuser_session(request)
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Server:
+        server: Server = super().get_object(request, object_id, from_field)
+        # Read-only fields are rendered from the object alone: it carries what the reader may do.
+        server.moderator_links = partial(self.moderator_links, request, server)  # type: ignore[attr-defined]
+        return server
+
+    @admin.display(description="moderators")
+    def moderator_list(self, obj: Server) -> str:
+        links = getattr(obj, "moderator_links", None)
+        return links() if links is not None else "Add moderators once the server is saved."
+
+    def moderator_links(self, request: HttpRequest, obj: Server) -> str:
+        """Who moderates this server, and for superusers the one-step form to add someone."""
+        names = obj.moderators.order_by("user__username").values_list("user__username", flat=True)
+        listed = ", ".join(names) or "none yet (only superusers see this server)"
+        if not request.user.is_superuser:
+            return listed
+        add = reverse("admin:personas_servermoderator_add")
+        query = urlencode({"server": obj.pk})
+        return format_html('{} <a class="addlink" href="{}?{}">add a moderator</a>', listed, add, query)
 
     @admin.display(description="personas")
     def persona_total(self, obj: Server) -> int:
@@ -947,10 +970,33 @@ class ServerModeratorForm(forms.ModelForm):
         return user
 
 
+class AddModeratorForm(forms.ModelForm):
+    """Adding a moderator is one step (issue 16): a username, new or existing, and a server."""
+
+    username = forms.CharField(
+        max_length=150,
+        help_text=(
+            "The account they sign in with. When there is none by this name it is created, and you get a "
+            "link to send them where they choose their password. Staff status is given; no other permission."
+        ),
+    )
+
+    class Meta:
+        model = ServerModerator
+        fields = ["username", "server"]
+
+    def clean_username(self) -> str:
+        try:
+            return actions.check_moderator_username(self.cleaned_data["username"])
+        except actions.ActionError as exc:
+            raise ValidationError(str(exc)) from exc
+
+
 @admin.register(ServerModerator)
 class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     """Who moderates which server (issue 5). Moderators see the rows of their own servers; only
-    superusers grant or withdraw moderation, so nobody widens their own reach."""
+    superusers grant or withdraw moderation, so nobody widens their own reach. Adding one takes a
+    username and a server (``actions.add_moderator``: the account is created and made staff as needed)."""
 
     form = ServerModeratorForm
     list_display = ["user", "server", "created_at"]
@@ -968,6 +1014,43 @@ class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return bool(request.user.is_superuser)
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = AddModeratorForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: ServerModerator, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        grant = actions.add_moderator(form.cleaned_data["username"], obj.server)
+        adopt(obj, grant.moderator)
+        name = grant.account.get_username()
+        obj.already_moderated = not grant.added  # type: ignore[attr-defined]
+        if not grant.added:
+            self.message_user(request, f"Nothing changed: {name} already moderated {obj.server}.", messages.INFO)
+        elif grant.created_account:
+            self.message_user(request, f"Created the staff account {name}.")
+        elif grant.made_staff:
+            self.message_user(request, f"Gave {name} staff status so they can sign in.")
+        if grant.needs_password:
+            self.message_user(
+                request,
+                format_html(
+                    "No password yet for {}: send them this link to choose one. It works once, for {} "
+                    "(adding them again makes a new one): <code>{}</code>",
+                    name,
+                    set_password_link_lifetime(),
+                    set_password_link(grant.account),
+                ),
+                messages.WARNING,
+            )
+
+    def response_add(self, request: HttpRequest, obj: ServerModerator, post_url_continue: str | None = None) -> Any:
+        if getattr(obj, "already_moderated", False):  # not "added successfully": it was there already
+            return HttpResponseRedirect(reverse("admin:personas_servermoderator_changelist"))
+        return super().response_add(request, obj, post_url_continue)
 
 
 class TokenStateFilter(admin.SimpleListFilter):
