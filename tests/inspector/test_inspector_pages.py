@@ -65,14 +65,58 @@ def test_detail_history_names_entries_by_ref_ids(world: World) -> None:
     assert "<td>6003, 6004</td>" in html
 
 
+def user_page(disc_id: str) -> str:
+    return reverse("admin:personas_discorduser_change", args=[DiscordUser.objects.get(user_disc_id=disc_id).pk])
+
+
+def exclusion_rows(html: str) -> list[str]:
+    return [" ".join(row.split()) for row in html.split('<tr class="exclusion">')[1:]]
+
+
 def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
     html = unescape(detail(world, world.record_a))
-    assert "<td>message</td>\n    <td>13</td>\n    <td>6002</td>" in html
-    assert '<span class="tag">privacy_full</span>' in html
-    assert "<td>profile</td>\n    <td>12</td>" in html and "privacy_partial" in html
-    assert "<td>profile</td>\n    <td>14</td>" in html and "blacklisted" in html
+    rows = exclusion_rows(html)
+    # Issue 16: people by their Discord username, linked to their page; messages to Discord.
+    rei = f'<td>message</td> <td><a href="{user_page("13")}">rei</a> <span class="muted">(13)</span></td>'
+    rei_message = '<a href="https://discord.com/channels/4100/4200/6002" target="_blank" rel="noopener">6002</a>'
+    assert any(row.startswith(rei) and rei_message in row and "privacy_full" in row for row in rows), rows
+    assert any(
+        f'<td>profile</td> <td><a href="{user_page("12")}">jun</a>' in r and "privacy_partial" in r for r in rows
+    )
+    assert any("<td>profile</td>" in r and "(14)" in r and "blacklisted" in r for r in rows), rows
     assert REI_TEXT not in html
     assert "Rei lives near the station" not in html
+    # Rei is privacy FULL: the nickname she saved never reaches the page, her Discord username does.
+    assert "Ray" not in html
+
+
+def test_detail_names_the_trigger_message_and_its_author(world: World) -> None:
+    html = " ".join(unescape(detail(world, world.record_a)).split())
+    trigger = world.record_a.trigger_message_disc_id
+    author = world.doc_a["turn"].get("trigger_author_id") or next(
+        m["author"]["id"] for m in world.doc_a["messages"] if m["id"] == trigger
+    )
+    username = DiscordUser.objects.get(user_disc_id=author).username
+    link = f'<a href="https://discord.com/channels/4100/4200/{trigger}" target="_blank" rel="noopener">{trigger}</a>'
+    assert f'{link} by <a href="{user_page(author)}">{username}</a>' in html
+
+
+def test_replay_result_has_its_own_exclusion_log(world: World) -> None:
+    mina = DiscordUser.objects.get(user_disc_id="11")
+    actions.set_privacy_level(mina, PrivacyLevel.FULL)
+    html = replay(world, world.record_a)
+    assert "Exclusion log of the replay" in html
+    rows = exclusion_rows(html.split("Exclusion log of the replay")[1])
+    mina_link = f'<a href="{user_page("11")}">mina</a>'
+    assert any(mina_link in row and "privacy_full" in row for row in rows), rows
+    assert not any(mina_link in row for row in exclusion_rows(unescape(detail(world, world.record_a))))
+    assert "Minnie" not in html.split("Exclusion log of the replay")[1]
+
+
+def test_a_replayed_record_names_people_but_links_no_discord_message(world: World) -> None:
+    html = unescape(detail(world, world.record_b, who="bob"))
+    assert "discord.com/channels" not in html
+    assert any("rei" in row and "privacy_full" in row for row in exclusion_rows(html))
 
 
 def test_detail_shows_diagnostics_and_reply(world: World) -> None:
