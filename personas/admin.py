@@ -26,9 +26,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
+from django_celery_beat.models import ClockedSchedule, SolarSchedule
 
 from personas import actions
 from personas.access import set_password_link, set_password_link_lifetime
+from personas.admin_fields import JSONTextFieldsMixin
 from personas.admin_scoping import (
     KnownUserScopedAdminMixin,
     LineageScopedAdminMixin,
@@ -58,6 +60,11 @@ from personas.models import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+
+# Beat's solar and clocked schedules: the platform's periodic tasks run on intervals
+# (migration personas.0004), and nobody operating it needs sunrise or one-off schedules.
+admin.site.unregister(ClockedSchedule)
+admin.site.unregister(SolarSchedule)
 
 admin.site.site_header = "Tomori Platform"
 admin.site.site_title = "Tomori Platform admin"
@@ -189,13 +196,23 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
 
 
 class ServerSettingsForm(forms.ModelForm):
-    llm_base_url = forms.URLField(required=False, assume_scheme="https", label="LLM base URL")
+    llm_base_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="LLM base URL",
+        help_text="An OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1 for a local Ollama. "
+        "Empty = LLM_BASE_URL from the environment.",
+    )
     llm_api_key = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="Never shown again once stored. Leave empty to keep the stored key.",
     )
-    clear_llm_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+    clear_llm_api_key = forms.BooleanField(
+        required=False,
+        label="Remove the stored API key",
+        help_text="Tick and save to delete the stored key; LLM_API_KEY from the environment is then used.",
+    )
 
     class Meta:
         model = ServerSettings
@@ -210,7 +227,7 @@ class ServerSettingsForm(forms.ModelForm):
         return self.cleaned_data["llm_api_key"] or self.instance.llm_api_key
 
 
-class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
+class ServerSettingsInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.StackedInline):
     model = ServerSettings
     form = ServerSettingsForm
     can_delete = False
@@ -219,7 +236,7 @@ class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
     fieldsets = SERVER_SETTINGS_FIELDSETS
 
 
-class PersonaInline(ServerScopedAdminMixin, admin.TabularInline):
+class PersonaInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.TabularInline):
     model = Persona
     fields = ["persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]
     readonly_fields = ["persona_lineage_id"]
@@ -326,10 +343,17 @@ class ServerStickerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
 @admin.register(MatrixChannelLink)
 class MatrixChannelLinkAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Discord channels bridged to Matrix rooms (data-model.md §2.18). No part of this platform bridges
+    Matrix; links a bridge set up are shown and kept. So the section is listed only to readers whose
+    servers have links (its pages still answer, e.g. for a superuser adding the first one by URL)."""
+
     list_display = ["channel_disc_id", "matrix_room_id", "server"]
     list_select_related = ["server"]
     search_fields = ["=channel_disc_id", "matrix_room_id"]
     autocomplete_fields = ["server"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) and self.get_queryset(request).exists()
 
 
 # --- personas --------------------------------------------------------------------------------
@@ -344,7 +368,7 @@ class PersonaAttributeInline(ServerScopedAdminMixin, admin.TabularInline):
 
 
 @admin.register(Persona)
-class PersonaAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.ModelAdmin):
     formfield_overrides = URL_FIELD_OVERRIDES
     # A new persona draws a lineage or copies one of the moderator's own (never another server's memories).
     lineage_choice_fields = ("persona_lineage_id",)
@@ -410,10 +434,54 @@ class PersonaLineageAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
 # --- users and memories ----------------------------------------------------------------------
 
 
+ONE_LINE = forms.TextInput(attrs={"size": 40})
+SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
+
+
+class UntouchedNullsForm(forms.ModelForm):
+    """For nullable text columns where NULL and '' differ (a prefix override of '' deliberately
+    suppresses the persona's prefix; NULL follows it, H-09): an emptied input stores NULL, and an
+    input the moderator did not touch keeps what is stored, so saving a page never turns NULL
+    into '' (or back)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.nullable_text = [
+            name
+            for name, field in self.fields.items()
+            if isinstance(field, forms.CharField) and getattr(self._meta.model._meta.get_field(name), "null", False)
+        ]
+        for name in self.nullable_text:
+            self.fields[name].empty_value = None  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name in self.nullable_text:
+            if name in data and name not in self.changed_data:
+                data[name] = self.initial.get(name)
+        return data
+
+
+class DiscordUserForm(UntouchedNullsForm):
+    class Meta:
+        model = DiscordUser
+        # The fields this form shapes; the admin's fieldsets give the page's full list.
+        fields = ["user_nickname", "prefix_override", "suffix_override", "gender_identity", "pronouns"]
+        widgets = {name: ONE_LINE for name in fields} | {"nai_char_ref_url": forms.TextInput(attrs={"size": 60})}
+
+
+class NamingPreferenceForm(UntouchedNullsForm):
+    class Meta:
+        model = UserPersonaNamingPreference
+        fields = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
+        widgets = {name: ONE_LINE for name in ("nickname_override", "prefix_override", "suffix_override")}
+
+
 class PersonalMemoryInlineForm(forms.ModelForm):
     class Meta:
         model = PersonalMemory
         fields = ["persona_lineage_id", "content", "tags"]
+        widgets = {"content": SHORT_TEXT}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -421,7 +489,7 @@ class PersonalMemoryInlineForm(forms.ModelForm):
         self.fields["persona_lineage_id"].disabled = True
 
 
-class PersonalMemoryInline(LineageScopedAdminMixin, admin.TabularInline):
+class PersonalMemoryInline(JSONTextFieldsMixin, LineageScopedAdminMixin, admin.TabularInline):
     """The user's memories, newest first; new ones are added on the memory page where limits are checked.
     A moderator sees (and edits) only the memories of their servers' lineages."""
 
@@ -439,6 +507,7 @@ class PersonalMemoryInline(LineageScopedAdminMixin, admin.TabularInline):
 
 class NamingPreferenceInline(LineageScopedAdminMixin, admin.TabularInline):
     model = UserPersonaNamingPreference
+    form = NamingPreferenceForm
     fields = ["persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     extra = 0
 
@@ -456,12 +525,13 @@ def _privacy_action(level: PrivacyLevel) -> Any:
 
 
 @admin.register(DiscordUser)
-class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
+class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.ModelAdmin):
     """Discord users and their personalization. A moderator sees the users their servers know, and of
     each user only the memories and naming preferences of their servers' lineages. Users are created
     by the bot; deleting one is for superusers (it would take every server's memories along), while
     moderators use "forget" — the user's right to erasure, which is not limited to one server."""
 
+    form = DiscordUserForm
     list_display = ["user_disc_id", "username", "global_name", "user_nickname", "privacy_level", "memory_total"]
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
@@ -650,7 +720,7 @@ class PersonalMemoryForm(NewMemoryForm):
 
 
 @admin.register(PersonalMemory)
-class PersonalMemoryAdmin(LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
 
@@ -689,6 +759,7 @@ class PersonalMemoryAdmin(LineageScopedAdminMixin, LineageColumnMixin, admin.Mod
 
 @admin.register(UserPersonaNamingPreference)
 class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
+    form = NamingPreferenceForm
     list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter]
@@ -711,7 +782,7 @@ class ServerMemoryForm(NewMemoryForm):
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
     a memory's server and lineage never change once stored."""
 

@@ -38,7 +38,7 @@ class DiscordUser(models.Model):
     """A Discord account with its personalization (`users` + `user_personalization_configs`)."""
 
     user_id = models.BigAutoField(primary_key=True)
-    user_disc_id = models.CharField(max_length=20, unique=True)
+    user_disc_id = models.CharField("Discord user ID", max_length=20, unique=True)
     username = models.CharField(max_length=100, blank=True, default="")
     global_name = models.CharField(max_length=100, null=True, blank=True)
     language_pref = models.CharField(max_length=16, default="en-US")

@@ -261,7 +261,7 @@ def test_global_memories_are_the_superusers_alone(world: World) -> None:
 
 def add_memory(client: Client, user: DiscordUser, lineage: int, content: str = "likes cocoa"):  # type: ignore[no-untyped-def]
     url = reverse("admin:personas_personalmemory_add")
-    return client.post(url, {"user": user.pk, "persona_lineage_id": lineage, "content": content, "tags": "[]"})
+    return client.post(url, {"user": user.pk, "persona_lineage_id": lineage, "content": content, "tags": ""})
 
 
 def test_moderator_adds_memories_only_in_their_lineages_for_their_users(world: World) -> None:
@@ -298,7 +298,7 @@ def test_a_form_that_slips_past_the_choices_is_refused_on_save(world: World) -> 
         "user": world.sam.pk,
         "persona_lineage_id": world.a.persona.persona_lineage_id,
         "content": "x",
-        "tags": "[]",
+        "tags": "",
     }
     form = Unchecked(data)
     assert form.is_valid(), form.errors
@@ -332,13 +332,13 @@ def post_memory_inline(client: Client, user: DiscordUser, memory: PersonalMemory
     data = {k: v for k, v in form.initial.items() if v is not None and k != "physical_appearance_tags"}
     data.update(
         {
-            "physical_appearance_tags": "[]",
+            "physical_appearance_tags": "",
             "personal_memories-TOTAL_FORMS": 1,
             "personal_memories-INITIAL_FORMS": 1,
             "personal_memories-0-personal_memory_id": memory.pk,
             "personal_memories-0-user": user.pk,
             "personal_memories-0-content": content,
-            "personal_memories-0-tags": "[]",
+            "personal_memories-0-tags": "",
             "naming_preferences-TOTAL_FORMS": 0,
             "naming_preferences-INITIAL_FORMS": 0,
         }
@@ -388,12 +388,12 @@ def persona_form(server: Server, nickname: str, lineage: int | str) -> dict[str,
         "persona_nickname": nickname,
         "is_alter": "on",
         "persona_lineage_id": lineage,
-        "trigger_words": "[]",
-        "sample_dialogue": "[]",
-        "physical_appearance_tags": "[]",
-        "naming_prefixes": "{}",
-        "naming_suffixes": "{}",
-        "naming_address_terms": "{}",
+        "trigger_words": "",
+        "sample_dialogue": "",
+        "physical_appearance_tags": "",
+        "naming_prefixes": "",
+        "naming_suffixes": "",
+        "naming_address_terms": "",
         "attributes-TOTAL_FORMS": 0,
         "attributes-INITIAL_FORMS": 0,
     }
@@ -413,7 +413,7 @@ def test_new_persona_cannot_take_another_servers_lineage(world: World) -> None:
 def test_related_choices_are_the_moderators_own(world: World) -> None:
     bob = world.client("bob")
     memory = {"server": world.b.server.pk, "persona": world.a.persona.pk, "persona_lineage_id": 0, "content": "x"}
-    assert bob.post(reverse("admin:personas_servermemory_add"), {**memory, "tags": "[]"}).status_code == 200
+    assert bob.post(reverse("admin:personas_servermemory_add"), {**memory, "tags": ""}).status_code == 200
     block = {
         "server": world.a.server.pk,
         "persona": world.a.persona.pk,
@@ -494,8 +494,8 @@ def test_moderator_configures_their_server_through_the_settings_inline(world: Wo
         "settings-0-timezone_offset": "0",
         "settings-0-humanizer_degree": 1,
         "settings-0-retention_days": 9,
-        "settings-0-rp_channel_ids": "[]",
-        "settings-0-private_channel_ids": "[]",
+        "settings-0-rp_channel_ids": "",
+        "settings-0-private_channel_ids": "",
         "settings-0-llm_provider": "",
         "personas-TOTAL_FORMS": 0,
         "personas-INITIAL_FORMS": 0,
