@@ -75,6 +75,12 @@ EXCERPT_CHARS = 90
 URL_FIELD_OVERRIDES: dict[type[Field[Any, Any]], dict[str, Any]] = {URLField: {"assume_scheme": "https"}}
 
 
+class ConsoleMedia:
+    """The console's stylesheet, for pages with tabular inlines (they must fit the window)."""
+
+    css = {"all": ["personas/console.css"]}
+
+
 def excerpt(text: str | None) -> str:
     text = (text or "").replace("\n", " ")
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
@@ -205,6 +211,7 @@ class ServerSettingsForm(forms.ModelForm):
     )
     llm_api_key = forms.CharField(
         required=False,
+        label="LLM API key",
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="Never shown again once stored. Leave empty to keep the stored key.",
     )
@@ -249,6 +256,7 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     """Moderators view and configure their own servers; only superusers add or delete a server
     (a deleted server takes every persona, memory and record of it along)."""
 
+    Media = ConsoleMedia
     server_field = "pk"
     list_display = ["name", "server_disc_id", "is_dm_channel", "persona_total", "provider", "created_at"]
     list_select_related = ["settings"]
@@ -369,6 +377,7 @@ class PersonaAttributeInline(ServerScopedAdminMixin, admin.TabularInline):
 
 @admin.register(Persona)
 class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.ModelAdmin):
+    Media = ConsoleMedia
     formfield_overrides = URL_FIELD_OVERRIDES
     # A new persona draws a lineage or copies one of the moderator's own (never another server's memories).
     lineage_choice_fields = ("persona_lineage_id",)
@@ -531,6 +540,7 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.Mod
     by the bot; deleting one is for superusers (it would take every server's memories along), while
     moderators use "forget" — the user's right to erasure, which is not limited to one server."""
 
+    Media = ConsoleMedia
     form = DiscordUserForm
     list_display = ["user_disc_id", "username", "global_name", "user_nickname", "privacy_level", "memory_total"]
     list_filter = ["privacy_level", "addressing_style"]

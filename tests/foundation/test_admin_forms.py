@@ -238,11 +238,11 @@ def test_labels_a_moderator_reads(zephyr: dict[str, Any]) -> None:
     assert str(Server._meta.get_field("server_disc_id").verbose_name) == "server Discord ID"
     index = as_root().get(reverse("admin:index")).content.decode()
     assert "Prompt inspector" in index and "Chatcontext" not in index
-    for wrong in ("Personal memorys", "Llm provider", "Server disc id", "Api tokens"):
+    for wrong in ("Personal memorys", "Llm provider", "Server disc id", "Api tokens", "discord user"):
         assert wrong not in index
     server_page = as_root().get(reverse("admin:personas_server_change", args=[zephyr["server"].pk])).content.decode()
     assert "LLM provider" in server_page and "Server Discord ID" in server_page
-    assert "Llm provider" not in server_page and "Server disc id" not in server_page
+    assert "Llm provider" not in server_page and "Server disc id" not in server_page and "Llm api" not in server_page
 
 
 def test_beats_solar_and_clocked_schedules_are_not_in_the_admin() -> None:
