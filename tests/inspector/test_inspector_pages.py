@@ -114,9 +114,16 @@ def test_replay_result_has_its_own_exclusion_log(world: World) -> None:
 
 
 def test_a_replayed_record_names_people_but_links_no_discord_message(world: World) -> None:
+    """A replay has no live message to link. People bob's servers do not know get the name the record
+    itself rendered (Jun, PARTIAL: her messages were kept) or their id, never a link he cannot open."""
+    bob = world.client("bob")
     html = unescape(detail(world, world.record_b, who="bob"))
     assert "discord.com/channels" not in html
-    assert any("rei" in row and "privacy_full" in row for row in exclusion_rows(html))
+    rows = exclusion_rows(html)
+    assert any("Jun" in row and "(12)" in row and "privacy_partial" in row for row in rows), rows
+    links = [part.split('"')[0] for row in rows for part in row.split('<a href="')[1:]]
+    assert all(bob.get(link).status_code == 200 for link in links), links
+    assert "Ray" not in html
 
 
 def test_detail_shows_diagnostics_and_reply(world: World) -> None:
