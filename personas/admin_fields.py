@@ -5,7 +5,7 @@ The columns stay JSON (lists and objects, the shape ``chatcontext`` reads); only
 changes, from a JSON textarea (``music, jazz`` gave "Enter a valid JSON.") to text a person writes:
 
 - ``TextListField``: a list of strings typed as ``music, jazz`` (commas or new lines); blanks and
-  repeats are dropped, each item may be checked (``ChannelIdListField``: digits only).
+  repeats are dropped, each item may be checked (``channel_id_list_field``: digits only).
 - ``LabelledLinesField``: one ``label: text`` per line, for sample dialogue (a list of
   ``{"role", "text"}``) and naming by addressing style (an object keyed by style).
 
@@ -38,27 +38,23 @@ def with_hint(kwargs: dict[str, Any], hint: str) -> dict[str, Any]:
 
 
 class TextListField(forms.CharField):
-    """A JSON list of strings written as one line of comma-separated items (or one item per line)."""
+    """A JSON list of strings written as one line of comma-separated items (new lines separate too,
+    so a pasted one-per-line list reads the same)."""
 
     def __init__(
         self,
         *,
         hint: str = "Separate them with commas.",
-        one_per_line: bool = False,
         item_check: Callable[[str], str | None] | None = None,
         **kwargs: Any,
     ) -> None:
-        self.one_per_line = one_per_line
         self.item_check = item_check
-        kwargs.setdefault(
-            "widget",
-            forms.Textarea(attrs={"rows": 3, "cols": 60}) if one_per_line else forms.TextInput(attrs={"size": 60}),
-        )
+        kwargs.setdefault("widget", forms.TextInput(attrs={"size": 60}))
         super().__init__(strip=True, **with_hint(kwargs, hint))
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, list | tuple):
-            return ("\n" if self.one_per_line else ", ").join(str(v) for v in value)
+            return ", ".join(str(v) for v in value)
         return value
 
     def to_python(self, value: Any) -> list[str]:  # type: ignore[override]

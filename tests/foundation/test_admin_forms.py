@@ -167,9 +167,10 @@ ITEM = st.text(st.characters(blacklist_characters=",\n\r", blacklist_categories=
 
 @given(st.lists(ITEM.filter(bool), unique=True, max_size=8))
 def test_a_typed_list_reads_back_as_the_list_it_shows(items: list[str]) -> None:
-    for field in (TextListField(required=False), TextListField(required=False, one_per_line=True)):
-        assert field.clean(field.prepare_value(items)) == items
-        assert not field.has_changed(items, field.prepare_value(items))
+    field = TextListField(required=False)
+    assert field.clean(field.prepare_value(items)) == items
+    assert field.clean("\n".join(items)) == items  # one per line reads the same
+    assert not field.has_changed(items, field.prepare_value(items))
 
 
 LINE_TEXT = st.text(st.characters(blacklist_characters="\r", blacklist_categories=("Cs", "Zl", "Zp", "Cc")), min_size=1)
