@@ -6,6 +6,7 @@ and in-process Celery tasks, so ``make run`` works on a fresh machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -35,12 +36,39 @@ def env_int(name: str, default: int) -> int:
 
 DEBUG = env_bool("DEBUG", True)
 
+
+def local_secret_key(path: Path) -> str:
+    """The development key kept in ``path``: generated on the first start, read on every later one,
+    so sessions survive a restart. The file is written whole with 0600 permissions under a private
+    name and then linked into place, which fails if another process got there first (both then use
+    the one that won). Its value is never printed or logged."""
+    if path.exists():
+        return _stored_key(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write("dev-" + secrets.token_urlsafe(40) + "\n")
+        with contextlib.suppress(FileExistsError):  # another process linked its key first
+            os.link(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
+    return _stored_key(path)
+
+
+def _stored_key(path: Path) -> str:
+    key = path.read_text(encoding="ascii").strip()
+    if not key:
+        raise ImproperlyConfigured(f"{path} is empty: delete it and a new key is generated on the next start.")
+    return key
+
+
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    # A per-process development key: sessions do not survive a restart, which is fine for dev.
-    SECRET_KEY = "dev-" + secrets.token_urlsafe(40)
+    SECRET_KEY = local_secret_key(VAR_DIR / "secret_key")
 
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h.strip()
@@ -71,6 +99,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # With DEBUG on, only superusers get Django's technical 404 page (it lists every URL pattern).
+    "botplatform.middleware.PlainNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]

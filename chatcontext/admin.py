@@ -19,7 +19,8 @@ from django.utils import timezone
 from chatcontext import inspector
 from chatcontext.models import PromptRecord, VoiceTranscript
 from chatcontext.snapshot import SnapshotError
-from personas.admin_scoping import ServerScopedAdminMixin
+from personas.admin_scoping import ServerScopedAdminMixin, scoped_like_admin
+from personas.models import DiscordUser
 
 
 @admin.register(VoiceTranscript)
@@ -51,6 +52,39 @@ class VoiceTranscriptAdmin(admin.ModelAdmin):
     def is_live(self, obj: VoiceTranscript) -> bool:
         ttl_minutes = settings.TOMORI["VOICE_TRANSCRIPT_CACHE_TTL_MINUTES"]
         return (timezone.now() - obj.cached_at).total_seconds() <= ttl_minutes * 60
+
+
+def message_url(record: PromptRecord, message_id: str) -> str | None:
+    """Where a moderator opens a message of the record: Discord for the bot's records, the playground
+    channel for playground ones; replays have no live message."""
+    if not message_id:
+        return None
+    if record.source == PromptRecord.Source.BOT:
+        guild = "@me" if record.server.is_dm_channel else record.server.server_disc_id
+        return f"https://discord.com/channels/{guild}/{record.channel_disc_id}/{message_id}"
+    if record.source == PromptRecord.Source.PLAYGROUND:
+        return reverse("playground:message", args=[message_id])
+    return None
+
+
+def record_links(
+    site: admin.AdminSite, request: HttpRequest, record: PromptRecord, exclusions: list[dict[str, Any]]
+) -> inspector.RecordLinks:
+    """Names and links for the people and messages ``exclusions`` (and the trigger) name by id, as the
+    reader may see them: the Discord username of a user their servers know (linked to the user's page),
+    else the name the record itself rendered, never a saved nickname (one query)."""
+    user_ids = (inspector.exclusion_user_ids(exclusions) | {inspector.trigger_author_id(record)}) - {""}
+    visible = scoped_like_admin(site, request, DiscordUser.objects.filter(user_disc_id__in=sorted(user_ids)))
+    names = inspector.rendered_user_names(record.simplified_messages)
+    urls: dict[str, str] = {}
+    for pk, disc_id, username in visible.values_list("pk", "user_disc_id", "username"):
+        names[disc_id] = username or names.get(disc_id, "")
+        urls[disc_id] = reverse("admin:personas_discorduser_change", args=[pk], current_app=site.name)
+    message_ids = {str(e.get("message_id") or "") for e in exclusions} | {record.trigger_message_disc_id}
+    message_urls = {mid: url for mid in message_ids if (url := message_url(record, mid))}
+    return inspector.RecordLinks(
+        names={uid: names[uid] for uid in user_ids if names.get(uid)}, user_urls=urls, message_urls=message_urls
+    )
 
 
 # Heavy JSON columns a changelist row never shows: left out of the page query.
@@ -176,6 +210,8 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             else []
         )
         blocks = inspector.prompt_blocks(record.context_items, record.message_id_map)
+        links = record_links(self.admin_site, request, record, record.exclusions)
+        trigger_author = inspector.trigger_author_id(record)
         context = self._context(
             request,
             record,
@@ -183,7 +219,13 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             subtitle=str(record),
             blocks=blocks,
             history=inspector.history_entries(record.simplified_messages, record.message_id_map),
-            exclusions=inspector.exclusion_entries(record.exclusions),
+            exclusions=inspector.exclusion_entries(record.exclusions, links),
+            trigger={
+                "message_url": links.message_urls.get(record.trigger_message_disc_id),
+                "author_id": trigger_author,
+                "author_name": links.names.get(trigger_author, ""),
+                "author_url": links.user_urls.get(trigger_author),
+            },
             diagnostics=json.dumps(record.diagnostics, indent=2, ensure_ascii=False, sort_keys=True),
             usage=json.dumps(record.usage, indent=2, ensure_ascii=False, sort_keys=True) if record.usage else "",
             previous=previous,
@@ -225,6 +267,9 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             title=f"Replay of prompt record {record.pk}",
             subtitle=str(record),
             outcome=outcome,
+            exclusions=inspector.exclusion_entries(
+                outcome.exclusions, record_links(self.admin_site, request, record, outcome.exclusions)
+            ),
             change_url=change_url,
         )
         return TemplateResponse(request, "admin/chatcontext/promptrecord/replay.html", context)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,6 +85,50 @@ class ExclusionEntry:
     scope: str  # "message" or "profile"
     user_id: str
     message_id: str
+    user_name: str = ""
+    user_url: str | None = None
+    message_url: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordLinks:
+    """How one reader may name and link the people and messages a record mentions by id.
+
+    ``names`` holds only names the reader may see (a Discord username, or what the record itself
+    rendered): never a saved nickname, so a privacy-FULL user's chosen name stays out of the page.
+    """
+
+    names: Mapping[str, str]
+    user_urls: Mapping[str, str]
+    message_urls: Mapping[str, str]
+
+
+NO_LINKS = RecordLinks(names={}, user_urls={}, message_urls={})
+
+
+def rendered_user_names(simplified_messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Discord user id → the name the record's history gave them (people's own entries, not `$:`
+    lines shown as the persona's), first one wins."""
+    names: dict[str, str] = {}
+    for entry in simplified_messages:
+        author, name = str(entry.get("author_id") or ""), str(entry.get("author_name") or "")
+        if entry.get("author_type") == "user" and author and name:
+            names.setdefault(author, name)
+    return names
+
+
+def trigger_author_id(record: PromptRecord) -> str:
+    """Who wrote the trigger message, from the record's history or snapshot; "" when neither says."""
+    wanted = record.trigger_message_disc_id
+    if not wanted:
+        return ""
+    for entry in record.simplified_messages:
+        if wanted in {str(i) for i in (entry.get("combined_message_ids") or [entry.get("id")])}:
+            return str(entry.get("author_id") or "")
+    for message in (record.snapshot or {}).get("messages") or []:
+        if str(message.get("id")) == wanted:
+            return str((message.get("author") or {}).get("id") or "")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -153,20 +197,28 @@ def history_entries(
     return entries
 
 
-def exclusion_entries(exclusions: Iterable[Mapping[str, Any]]) -> list[ExclusionEntry]:
-    """The exclusion log as rows. Only ids, reasons and scopes are read, so even a malformed log
-    entry that carried text would not reach the page."""
+def exclusion_user_ids(exclusions: Iterable[Mapping[str, Any]]) -> set[str]:
+    return {uid for entry in exclusions if (uid := str(entry.get("user_id") or entry.get("author_id") or ""))}
+
+
+def exclusion_entries(exclusions: Iterable[Mapping[str, Any]], links: RecordLinks = NO_LINKS) -> list[ExclusionEntry]:
+    """The exclusion log as rows, named and linked as ``links`` allows. Only ids, reasons and scopes
+    are read from the log, so even a malformed entry that carried text would not reach the page."""
     rows = []
     for entry in exclusions:
         reason = str(entry.get("reason") or "unknown")
         message_id = str(entry.get("message_id") or "")
+        user_id = str(entry.get("user_id") or entry.get("author_id") or "")
         rows.append(
             ExclusionEntry(
                 reason=reason,
                 explanation=EXCLUSION_REASONS.get(reason, reason.replace("_", " ")),
                 scope=str(entry.get("scope") or ("message" if message_id else "profile")),
-                user_id=str(entry.get("user_id") or entry.get("author_id") or ""),
+                user_id=user_id,
                 message_id=message_id,
+                user_name=links.names.get(user_id, ""),
+                user_url=links.user_urls.get(user_id),
+                message_url=links.message_urls.get(message_id),
             )
         )
     return rows
@@ -254,6 +306,7 @@ class ReplayOutcome:
     context_items: list[JSONDict]
     token_estimate: int
     diff: list[DiffLine]
+    exclusions: list[JSONDict] = field(default_factory=list)  # today's exclusion log of the replayed turn
 
     @property
     def changed(self) -> bool:
@@ -325,4 +378,9 @@ def replay_now(record: PromptRecord, *, config: StageConfig | None = None) -> Re
     diff = prompt_diff(
         record.context_items, items, before_label=record_label(record), after_label="replayed now with today's data"
     )
-    return ReplayOutcome(context_items=items, token_estimate=sum(i["token_estimate"] for i in items), diff=diff)
+    return ReplayOutcome(
+        context_items=items,
+        token_estimate=sum(i["token_estimate"] for i in items),
+        diff=diff,
+        exclusions=list(ctx.exclusions),
+    )

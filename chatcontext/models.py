@@ -14,8 +14,8 @@ class VoiceTranscript(models.Model):
         USER_STT = "user_stt"
         TTS = "tts"
 
-    message_disc_id = models.CharField(max_length=20, primary_key=True)
-    attachment_disc_id = models.CharField(max_length=20, blank=True, default="")
+    message_disc_id = models.CharField("message Discord ID", max_length=20, primary_key=True)
+    attachment_disc_id = models.CharField("attachment Discord ID", max_length=20, blank=True, default="")
     transcript = models.TextField()
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.USER_STT)
     cached_at = models.DateTimeField()
@@ -45,13 +45,13 @@ class PromptRecord(models.Model):
         INSPECTOR = "inspector", "Inspector replay"
 
     server = models.ForeignKey("personas.Server", on_delete=models.CASCADE, related_name="prompt_records")
-    channel_disc_id = models.CharField(max_length=20)
+    channel_disc_id = models.CharField("channel Discord ID", max_length=20)
     channel_name = models.CharField(max_length=100, blank=True, default="")
     persona = models.ForeignKey(
         "personas.Persona", on_delete=models.SET_NULL, null=True, blank=True, related_name="prompt_records"
     )
     persona_nickname = models.CharField(max_length=80, blank=True, default="")
-    trigger_message_disc_id = models.CharField(max_length=32, blank=True, default="")
+    trigger_message_disc_id = models.CharField("trigger message Discord ID", max_length=32, blank=True, default="")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.BOT)
     created_at = models.DateTimeField(db_index=True)
     provider = models.CharField(max_length=32, blank=True, default="")

@@ -18,9 +18,14 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
 from django.db.models import QuerySet
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from personas.models import ApiToken, ServerModerator
 from personas.models.access import hash_token
@@ -97,3 +102,24 @@ def announce_access_change(user_id: int) -> None:
         async_to_sync(layer.group_send)(access_group(user_id), {"type": ACCESS_CHANGED})
     except Exception as exc:
         logger.warning("access change not announced to live feeds (%s)", type(exc).__name__)
+
+
+def set_password_link(account: Any) -> str:
+    """An absolute link where ``account`` chooses its password (``personas.account_views``).
+
+    Django's password-reset token: it works once (setting a password changes what it is made of) and
+    for ``PASSWORD_RESET_TIMEOUT`` seconds, and nothing of it is stored. It is a credential: shown to
+    the superuser who added the moderator (like an API token, once), never logged.
+    """
+    uid = urlsafe_base64_encode(force_bytes(account.pk))
+    path = reverse("set_password", kwargs={"uidb64": uid, "token": default_token_generator.make_token(account)})
+    return f"{settings.PUBLIC_BASE_URL}{path}"
+
+
+def set_password_link_lifetime() -> str:
+    """How long a set-password link works, in words ("3 days")."""
+    seconds = int(settings.PASSWORD_RESET_TIMEOUT)
+    days, hours = divmod(seconds // 3600, 24)
+    if days and not hours:
+        return f"{days} day{'s' if days != 1 else ''}"
+    return f"{seconds // 3600} hour{'s' if seconds // 3600 != 1 else ''}"

@@ -20,15 +20,18 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, IntegerField, Model, OuterRef, QuerySet, Subquery, URLField
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
+from django_celery_beat.models import ClockedSchedule, SolarSchedule
 
 from personas import actions
+from personas.access import set_password_link, set_password_link_lifetime
+from personas.admin_fields import JSONTextFieldsMixin
 from personas.admin_scoping import (
     KnownUserScopedAdminMixin,
     LineageScopedAdminMixin,
@@ -59,6 +62,11 @@ from personas.models import (
     UserPersonaNamingPreference,
 )
 
+# Beat's solar and clocked schedules: the platform's periodic tasks run on intervals
+# (migration personas.0004), and nobody operating it needs sunrise or one-off schedules.
+admin.site.unregister(ClockedSchedule)
+admin.site.unregister(SolarSchedule)
+
 admin.site.site_header = "Tomori Platform"
 admin.site.site_title = "Tomori Platform admin"
 admin.site.index_title = "Personas, memories and what each persona is told"
@@ -66,6 +74,12 @@ admin.site.index_title = "Personas, memories and what each persona is told"
 EXCERPT_CHARS = 90
 # Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).
 URL_FIELD_OVERRIDES: dict[type[Field[Any, Any]], dict[str, Any]] = {URLField: {"assume_scheme": "https"}}
+
+
+class ConsoleMedia:
+    """The console's stylesheet, for pages with tabular inlines (they must fit the window)."""
+
+    css = {"all": ["personas/console.css"]}
 
 
 def excerpt(text: str | None) -> str:
@@ -235,11 +249,16 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
     )
     llm_api_key = forms.CharField(
         required=False,
+        label="LLM API key",
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="Never shown again once stored. Leave empty to keep the stored key; a new base URL "
         "without a new key drops it, so a key never goes to an address it was not given for.",
     )
-    clear_llm_api_key = forms.BooleanField(required=False, label="Remove the stored API key")
+    clear_llm_api_key = forms.BooleanField(
+        required=False,
+        label="Remove the stored API key",
+        help_text="Tick and save to delete this server's key; its own endpoint is then called without one.",
+    )
 
     class Meta(ServerSettingsForm.Meta):
         fields = [*ServerSettingsForm.Meta.fields, "llm_base_url", "llm_model", "llm_api_key"]
@@ -266,7 +285,7 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
             self.instance.llm_api_key = self.cleaned_data["llm_api_key"]
 
 
-class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
+class ServerSettingsInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.StackedInline):
     model = ServerSettings
     form = ServerSettingsForm
     can_delete = False
@@ -295,7 +314,7 @@ class ServerSettingsInline(ServerScopedAdminMixin, admin.StackedInline):
         return "none"
 
 
-class PersonaInline(ServerScopedAdminMixin, admin.TabularInline):
+class PersonaInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.TabularInline):
     model = Persona
     fields = ["persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]
     readonly_fields = ["persona_lineage_id"]
@@ -308,11 +327,13 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     """Moderators view and configure their own servers; only superusers add or delete a server
     (a deleted server takes every persona, memory and record of it along)."""
 
+    Media = ConsoleMedia
     server_field = "pk"
     list_display = ["name", "server_disc_id", "is_dm_channel", "persona_total", "provider", "created_at"]
     list_select_related = ["settings"]
     list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
     search_fields = ["name", "=server_disc_id"]
+    readonly_fields = ["moderator_list"]
     inlines = [ServerSettingsInline, PersonaInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
@@ -325,6 +346,27 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return self.is_superuser_session(request)
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Server:
+        server: Server = super().get_object(request, object_id, from_field)
+        # Read-only fields are rendered from the object alone: it carries what the reader may do.
+        server.moderator_links = partial(self.moderator_links, request, server)  # type: ignore[attr-defined]
+        return server
+
+    @admin.display(description="moderators")
+    def moderator_list(self, obj: Server) -> str:
+        links = getattr(obj, "moderator_links", None)
+        return links() if links is not None else "Add moderators once the server is saved."
+
+    def moderator_links(self, request: HttpRequest, obj: Server) -> str:
+        """Who moderates this server, and for superusers the one-step form to add someone."""
+        names = obj.moderators.order_by("user__username").values_list("user__username", flat=True)
+        listed = ", ".join(names) or "none yet (only superusers see this server)"
+        if not request.user.is_superuser:
+            return listed
+        add = reverse("admin:personas_servermoderator_add")
+        query = urlencode({"server": obj.pk})
+        return format_html('{} <a class="addlink" href="{}?{}">add a moderator</a>', listed, add, query)
 
     @admin.display(description="personas")
     def persona_total(self, obj: Server) -> int:
@@ -380,10 +422,17 @@ class ServerStickerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
 @admin.register(MatrixChannelLink)
 class MatrixChannelLinkAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+    """Discord channels bridged to Matrix rooms (data-model.md §2.18). No part of this platform bridges
+    Matrix; links a bridge set up are shown and kept. So the section is listed only to readers whose
+    servers have links (its pages still answer, e.g. for a superuser adding the first one by URL)."""
+
     list_display = ["channel_disc_id", "matrix_room_id", "server"]
     list_select_related = ["server"]
     search_fields = ["=channel_disc_id", "matrix_room_id"]
     autocomplete_fields = ["server"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) and self.get_queryset(request).exists()
 
 
 # --- personas --------------------------------------------------------------------------------
@@ -398,7 +447,8 @@ class PersonaAttributeInline(ServerScopedAdminMixin, admin.TabularInline):
 
 
 @admin.register(Persona)
-class PersonaAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.ModelAdmin):
+    Media = ConsoleMedia
     formfield_overrides = URL_FIELD_OVERRIDES
     # A new persona draws a lineage or copies one of the moderator's own (never another server's memories).
     lineage_choice_fields = ("persona_lineage_id",)
@@ -464,10 +514,54 @@ class PersonaLineageAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
 # --- users and memories ----------------------------------------------------------------------
 
 
+ONE_LINE = forms.TextInput(attrs={"size": 40})
+SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
+
+
+class UntouchedNullsForm(forms.ModelForm):
+    """For nullable text columns where NULL and '' differ (a prefix override of '' deliberately
+    suppresses the persona's prefix; NULL follows it, H-09): an emptied input stores NULL, and an
+    input the moderator did not touch keeps what is stored, so saving a page never turns NULL
+    into '' (or back)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.nullable_text = [
+            name
+            for name, field in self.fields.items()
+            if isinstance(field, forms.CharField) and getattr(self._meta.model._meta.get_field(name), "null", False)
+        ]
+        for name in self.nullable_text:
+            self.fields[name].empty_value = None  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name in self.nullable_text:
+            if name in data and name not in self.changed_data:
+                data[name] = self.initial.get(name)
+        return data
+
+
+class DiscordUserForm(UntouchedNullsForm):
+    class Meta:
+        model = DiscordUser
+        # The fields this form shapes; the admin's fieldsets give the page's full list.
+        fields = ["user_nickname", "prefix_override", "suffix_override", "gender_identity", "pronouns"]
+        widgets = {name: ONE_LINE for name in fields} | {"nai_char_ref_url": forms.TextInput(attrs={"size": 60})}
+
+
+class NamingPreferenceForm(UntouchedNullsForm):
+    class Meta:
+        model = UserPersonaNamingPreference
+        fields = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
+        widgets = {name: ONE_LINE for name in ("nickname_override", "prefix_override", "suffix_override")}
+
+
 class PersonalMemoryInlineForm(forms.ModelForm):
     class Meta:
         model = PersonalMemory
         fields = ["persona_lineage_id", "content", "tags"]
+        widgets = {"content": SHORT_TEXT}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -475,7 +569,7 @@ class PersonalMemoryInlineForm(forms.ModelForm):
         self.fields["persona_lineage_id"].disabled = True
 
 
-class PersonalMemoryInline(LineageScopedAdminMixin, admin.TabularInline):
+class PersonalMemoryInline(JSONTextFieldsMixin, LineageScopedAdminMixin, admin.TabularInline):
     """The user's memories, newest first; new ones are added on the memory page where limits are checked.
     A moderator sees (and edits) only the memories of their servers' lineages."""
 
@@ -493,6 +587,7 @@ class PersonalMemoryInline(LineageScopedAdminMixin, admin.TabularInline):
 
 class NamingPreferenceInline(LineageScopedAdminMixin, admin.TabularInline):
     model = UserPersonaNamingPreference
+    form = NamingPreferenceForm
     fields = ["persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     extra = 0
 
@@ -510,12 +605,14 @@ def _privacy_action(level: PrivacyLevel) -> Any:
 
 
 @admin.register(DiscordUser)
-class DiscordUserAdmin(KnownUserScopedAdminMixin, admin.ModelAdmin):
+class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.ModelAdmin):
     """Discord users and their personalization. A moderator sees the users their servers know, and of
     each user only the memories and naming preferences of their servers' lineages. Users are created
     by the bot; deleting one is for superusers (it would take every server's memories along), while
     moderators use "forget" — the user's right to erasure, which is not limited to one server."""
 
+    Media = ConsoleMedia
+    form = DiscordUserForm
     list_display = ["user_disc_id", "username", "global_name", "user_nickname", "privacy_level", "memory_total"]
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
@@ -704,7 +801,7 @@ class PersonalMemoryForm(NewMemoryForm):
 
 
 @admin.register(PersonalMemory)
-class PersonalMemoryAdmin(LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
 
@@ -743,6 +840,7 @@ class PersonalMemoryAdmin(LineageScopedAdminMixin, LineageColumnMixin, admin.Mod
 
 @admin.register(UserPersonaNamingPreference)
 class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
+    form = NamingPreferenceForm
     list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter]
@@ -765,7 +863,7 @@ class ServerMemoryForm(NewMemoryForm):
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
     a memory's server and lineage never change once stored."""
 
@@ -1024,10 +1122,33 @@ class ServerModeratorForm(forms.ModelForm):
         return user
 
 
+class AddModeratorForm(forms.ModelForm):
+    """Adding a moderator is one step (issue 16): a username, new or existing, and a server."""
+
+    username = forms.CharField(
+        max_length=150,
+        help_text=(
+            "The account they sign in with. When there is none by this name it is created, and you get a "
+            "link to send them where they choose their password. Staff status is given; no other permission."
+        ),
+    )
+
+    class Meta:
+        model = ServerModerator
+        fields = ["username", "server"]
+
+    def clean_username(self) -> str:
+        try:
+            return actions.check_moderator_username(self.cleaned_data["username"])
+        except actions.ActionError as exc:
+            raise ValidationError(str(exc)) from exc
+
+
 @admin.register(ServerModerator)
 class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     """Who moderates which server (issue 5). Moderators see the rows of their own servers; only
-    superusers grant or withdraw moderation, so nobody widens their own reach."""
+    superusers grant or withdraw moderation, so nobody widens their own reach. Adding one takes a
+    username and a server (``actions.add_moderator``: the account is created and made staff as needed)."""
 
     form = ServerModeratorForm
     list_display = ["user", "server", "created_at"]
@@ -1045,6 +1166,43 @@ class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return bool(request.user.is_superuser)
+
+    def get_form(self, request: HttpRequest, obj: Model | None = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = AddModeratorForm
+        return super().get_form(request, obj, change, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: ServerModerator, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        grant = actions.add_moderator(form.cleaned_data["username"], obj.server)
+        adopt(obj, grant.moderator)
+        name = grant.account.get_username()
+        obj.already_moderated = not grant.added  # type: ignore[attr-defined]
+        if not grant.added:
+            self.message_user(request, f"Nothing changed: {name} already moderated {obj.server}.", messages.INFO)
+        elif grant.created_account:
+            self.message_user(request, f"Created the staff account {name}.")
+        elif grant.made_staff:
+            self.message_user(request, f"Gave {name} staff status so they can sign in.")
+        if grant.needs_password:
+            self.message_user(
+                request,
+                format_html(
+                    "No password yet for {}: send them this link to choose one. It works once, for {} "
+                    "(adding them again makes a new one): <code>{}</code>",
+                    name,
+                    set_password_link_lifetime(),
+                    set_password_link(grant.account),
+                ),
+                messages.WARNING,
+            )
+
+    def response_add(self, request: HttpRequest, obj: ServerModerator, post_url_continue: str | None = None) -> Any:
+        if getattr(obj, "already_moderated", False):  # not "added successfully": it was there already
+            return HttpResponseRedirect(reverse("admin:personas_servermoderator_changelist"))
+        return super().response_add(request, obj, post_url_continue)
 
 
 class TokenStateFilter(admin.SimpleListFilter):

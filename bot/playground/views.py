@@ -17,6 +17,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from bot.models import PlaygroundChannel, PlaygroundMessage
@@ -32,6 +33,7 @@ from bot.playground.service import (
 )
 from bot.providers import provider_config
 from chatcontext import inspector
+from chatcontext.admin import record_links
 from chatcontext.models import PromptRecord
 from chatcontext.repository import load_personas
 from chatcontext.types import Author
@@ -75,11 +77,12 @@ def _identity(server: m.Server, disc_id: str) -> store.Identity:
     return found
 
 
-def _panel_context(record: PromptRecord) -> dict[str, Any]:
+def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]:
+    links = record_links(admin.site, request, record, record.exclusions)
     return {
         "record": record,
         "blocks": inspector.prompt_blocks(record.context_items, record.message_id_map),
-        "exclusions": inspector.exclusion_entries(record.exclusions),
+        "exclusions": inspector.exclusion_entries(record.exclusions, links),
         "inspector_url": reverse("admin:chatcontext_promptrecord_change", args=[record.pk]),
     }
 
@@ -147,7 +150,7 @@ def index(request: HttpRequest) -> HttpResponse:
             # Not "messages": that name belongs to django.contrib.messages in the admin's base template.
             chat_messages=live.message_payloads(channel, rows, bot_user=bot_user),
             records=[_record_summary(r) for r in records],
-            **(_panel_context(latest) if latest else {}),
+            **(_panel_context(request, latest) if latest else {}),
         )
     return render(request, "playground/index.html", context)
 
@@ -239,7 +242,19 @@ def record_panel(request: HttpRequest, record_id: int) -> HttpResponse:
     """The prompt of one turn block by block, with its exclusion log (an HTML fragment)."""
     who = _principal(request.user)
     record = get_object_or_404(who.scope(PromptRecord.objects.all()), pk=record_id)
-    return render(request, "playground/_prompt_panel.html", _panel_context(record))
+    return render(request, "playground/_prompt_panel.html", _panel_context(request, record))
+
+
+@staff_member_required
+@require_GET
+def message(request: HttpRequest, message_id: str) -> HttpResponse:
+    """A playground message by its id (the inspector links here): its channel, scrolled to it."""
+    who = _principal(request.user)
+    found = get_object_or_404(PlaygroundMessage.objects.select_related("channel"), disc_id=message_id)
+    if not who.sees(found.channel.server_id):
+        raise Http404
+    query = urlencode({"server": found.channel.server_id, "channel": found.channel_id})
+    return HttpResponseRedirect(f"{reverse('playground:index')}?{query}#msg-{found.disc_id}")
 
 
 @staff_member_required

@@ -54,6 +54,7 @@ class ApiToken(models.Model):
 
     class Meta:
         db_table = "api_tokens"
+        verbose_name = "API token"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.token_prefix}…)"

@@ -21,14 +21,24 @@ class PersonalMemory(models.Model):
     personal_memory_id = models.BigAutoField(primary_key=True)
     user = models.ForeignKey(DiscordUser, on_delete=models.CASCADE, related_name="personal_memories")
     # No foreign key to a persona or lineage on purpose (data-model.md §4.8).
-    persona_lineage_id = models.BigIntegerField(db_index=False, help_text="0 = global (all personas).")
-    content = models.TextField(validators=[validate_memory_length])
-    tags = models.JSONField(default=list, blank=True)
+    persona_lineage_id = models.BigIntegerField("lineage", db_index=False, help_text="0 = global (all personas).")
+    content = models.TextField(
+        validators=[validate_memory_length],
+        help_text="What the persona remembers about this person. {user} stands for their name as the persona "
+        "calls them, {bot} for the persona's name, e.g. “{user} taught {bot} to play chess”.",
+    )
+    tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="With Memory tagging on, the memory reaches the prompt only when a tag appears in the "
+        "conversation; with Channel memory on, a #channel tag keeps it to that channel.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         db_table = "personal_memories"
+        verbose_name_plural = "personal memories"
         ordering = ["-created_at", "-personal_memory_id"]
         indexes = [
             models.Index(fields=["user", "persona_lineage_id", "-created_at"], name="pmem_user_lineage_recent"),
@@ -44,10 +54,25 @@ class PersonalMemory(models.Model):
 class ServerMemory(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="server_memories")
     persona = models.ForeignKey(Persona, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    persona_lineage_id = models.BigIntegerField()
-    user = models.ForeignKey(DiscordUser, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    content = models.TextField(validators=[validate_memory_length])
-    tags = models.JSONField(default=list, blank=True)
+    persona_lineage_id = models.BigIntegerField("lineage", help_text="0 = every persona of the server.")
+    user = models.ForeignKey(
+        DiscordUser,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Who taught it, if someone did.",
+    )
+    content = models.TextField(
+        validators=[validate_memory_length],
+        help_text="Something the persona remembers about the server, listed in every prompt of it. {user} stands for "
+        "the person the persona answers, {bot} for the persona's name.",
+    )
+    tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="For your own sorting: every server memory reaches the prompt whatever its tags.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -11,7 +11,7 @@ class PersonalizationBlacklist(models.Model):
     """Users whose memories and saved names this server does not use (keyed by snowflake, not FK)."""
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="blacklist")
-    user_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    user_disc_id = models.CharField("Discord user ID", max_length=20, validators=[validate_discord_id])
     reason = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -34,7 +34,7 @@ class PersonaUserBlock(models.Model):
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="persona_blocks")
     persona = models.ForeignKey(Persona, on_delete=models.CASCADE, related_name="user_blocks")
-    user_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    user_disc_id = models.CharField("Discord user ID", max_length=20, validators=[validate_discord_id])
     block_type = models.CharField(max_length=8, choices=BlockType.choices, default=BlockType.BLOCK)
     reason = models.TextField()
     expires_at = models.DateTimeField()

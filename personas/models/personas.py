@@ -8,6 +8,8 @@ from personas.validators import validate_discord_id
 
 FIRST_LINEAGE_ID = 10000
 GLOBAL_LINEAGE_ID = 0
+# The preset fields come from the reference bot's persona presets, which nothing here imports yet.
+PRESET_FIELD_HELP = "Stored for persona presets, which this platform does not import yet: changes nothing."
 
 
 class PersonaLineage(models.Model):
@@ -40,29 +42,98 @@ class Persona(models.Model):
     """A character the bot speaks as in one server; exactly one main persona (not an alter) per server."""
 
     persona_id = models.BigAutoField(primary_key=True)
-    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="personas")
-    persona_nickname = models.CharField(max_length=80)
-    is_alter = models.BooleanField(default=False, help_text="Alters speak through a channel webhook.")
-    persona_lineage_id = models.BigIntegerField(
-        blank=True, help_text="Memory namespace; drawn from 10000 upwards when left empty. Never 0."
+    server = models.ForeignKey(
+        Server, on_delete=models.CASCADE, related_name="personas", help_text="The server this persona speaks in."
     )
-    trigger_words = models.JSONField(default=list, blank=True)
-    persona_prompt = models.TextField(null=True, blank=True)
-    physical_appearance_tags = models.JSONField(default=list, blank=True)
-    naming_prefixes = models.JSONField(default=dict, blank=True)
-    naming_suffixes = models.JSONField(default=dict, blank=True)
-    naming_address_terms = models.JSONField(default=dict, blank=True)
-    webhook_avatar_url = models.URLField(null=True, blank=True)
+    persona_nickname = models.CharField(
+        "name",
+        max_length=80,
+        help_text="The persona's name: what the model is told it is called and what its replies are signed with "
+        "(alters post under it). Unique within the server.",
+    )
+    is_alter = models.BooleanField(
+        default=False,
+        help_text="Off: the server's main persona (exactly one), which answers mentions and DMs. On: an alter, "
+        "which answers its trigger words and replies to its messages, and posts through a channel webhook.",
+    )
+    persona_lineage_id = models.BigIntegerField(
+        "lineage",
+        blank=True,
+        help_text="Memory namespace: personas with the same lineage share their memories. Drawn from 10000 upwards "
+        "when left empty; never 0.",
+    )
+    trigger_words = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="A message containing one of these words (any case, as a whole word) makes this persona answer, "
+        "unless Deliberate trigger mode is on.",
+    )
+    persona_prompt = models.TextField(
+        null=True,
+        blank=True,
+        help_text="Who the persona is and how it speaks: the first thing the model is told. {bot} stands for the "
+        "persona's name, {user} for the person it answers.",
+    )
+    physical_appearance_tags = models.JSONField(
+        "appearance tags",
+        default=list,
+        blank=True,
+        help_text="What the persona looks like (e.g. silver hair, green eyes), told to the model with its character.",
+    )
+    naming_prefixes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Put before a user's name by this persona (e.g. feminine: Lady). A user's own prefix wins.",
+    )
+    naming_suffixes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Put after a user's name by this persona (e.g. neutral: -san). A user's own suffix wins.",
+    )
+    naming_address_terms = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How this persona addresses the person it answers (e.g. masculine: sir); {user_term} in the "
+        "persona's texts stands for it.",
+    )
+    webhook_avatar_url = models.URLField(
+        null=True,
+        blank=True,
+        help_text="Alters only: the picture an alter's webhook posts show. Empty = the webhook's own avatar.",
+    )
     sample_dialogue = models.JSONField(
-        default=list, blank=True, help_text='Example exchanges: [{"role": "user"|"model", "text": "..."}].'
+        default=list,
+        blank=True,
+        help_text="Example exchanges the model reads before the conversation, to show how the persona talks "
+        "(left out when someone is impersonated).",
     )
     self_debug_enabled = models.BooleanField(
-        default=False, help_text="Let server managers speak as the persona with '$:' messages."
+        "self debug",
+        default=False,
+        help_text="On: members who may manage the server can speak as the persona: a message starting with $: "
+        "enters the prompt as the persona's own words (to steer or test it), and the bot's error notices are "
+        "shown to the model.",
     )
-    humanizer_degree = models.PositiveSmallIntegerField(null=True, blank=True)
-    is_pointer = models.BooleanField(default=False)
-    preset_lineage_id = models.BigIntegerField(null=True, blank=True)
-    preset_language = models.CharField(max_length=16, null=True, blank=True)
+    humanizer_degree = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="0–3, empty = the server's. Stored, but nothing reads it yet: changing it changes no reply.",
+    )
+    is_pointer = models.BooleanField(
+        default=False,
+        help_text=PRESET_FIELD_HELP,
+    )
+    preset_lineage_id = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text=PRESET_FIELD_HELP,
+    )
+    preset_language = models.CharField(
+        max_length=16,
+        null=True,
+        blank=True,
+        help_text=PRESET_FIELD_HELP,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -96,9 +167,17 @@ class Persona(models.Model):
 
 class PersonaAttribute(models.Model):
     persona = models.ForeignKey(Persona, on_delete=models.CASCADE, related_name="attributes")
-    attribute_order = models.PositiveIntegerField()
-    attribute_text = models.TextField()
-    is_public = models.BooleanField(default=False, help_text="Public attributes reach other personas' context.")
+    attribute_order = models.PositiveIntegerField("order", help_text="Position in the list of traits, 1 first.")
+    attribute_text = models.TextField(
+        "trait",
+        help_text="One fact about the persona, listed under its traits in its own prompt. {bot} and {user} are "
+        "replaced as in the persona prompt.",
+    )
+    is_public = models.BooleanField(
+        "public",
+        default=False,
+        help_text="On: the other personas of the server are told this trait too. Off: only this persona knows it.",
+    )
 
     class Meta:
         db_table = "persona_attributes"
@@ -113,10 +192,12 @@ class PersonaAttribute(models.Model):
 
 
 class PersonaSpriteMessage(models.Model):
-    message_disc_id = models.CharField(max_length=20, primary_key=True, validators=[validate_discord_id])
+    message_disc_id = models.CharField(
+        "message Discord ID", max_length=20, primary_key=True, validators=[validate_discord_id]
+    )
     persona = models.ForeignKey(Persona, on_delete=models.CASCADE, related_name="sprite_messages")
     sprite_name = models.CharField(max_length=64)
-    channel_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    channel_disc_id = models.CharField("channel Discord ID", max_length=20, validators=[validate_discord_id])
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

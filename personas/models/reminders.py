@@ -32,7 +32,7 @@ class Reminder(models.Model):
 
     reminder_id = models.BigAutoField(primary_key=True)
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="reminders")
-    channel_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    channel_disc_id = models.CharField("channel Discord ID", max_length=20, validators=[validate_discord_id])
     user_discord_id = models.CharField(max_length=255, help_text="Target: user snowflake, Matrix id, or the bot's id.")
     user_nickname = models.TextField(default="", blank=True)
     reminder_purpose = models.TextField()

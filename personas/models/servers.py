@@ -16,11 +16,36 @@ class Server(models.Model):
     """A Discord guild (or the pseudo row of a DM channel)."""
 
     server_id = models.BigAutoField(primary_key=True)
-    server_disc_id = models.CharField(max_length=20, unique=True, validators=[validate_discord_id])
-    name = models.CharField(max_length=100, blank=True, default="")
-    description = models.TextField(blank=True, default="")
-    is_dm_channel = models.BooleanField(default=False)
-    registration_locale = models.CharField(max_length=16, null=True, blank=True)
+    server_disc_id = models.CharField(
+        "server Discord ID",
+        max_length=20,
+        unique=True,
+        validators=[validate_discord_id],
+        help_text="The server's ID on Discord (Developer Mode → right-click the server → Copy Server ID). "
+        "The bot fills it in when it first hears from the server.",
+    )
+    name = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="The server's name as the personas are told it (server info, server memories, join notices).",
+    )
+    description = models.TextField(
+        blank=True, default="", help_text="Told to the personas with the server's name: what this community is about."
+    )
+    is_dm_channel = models.BooleanField(
+        "is a direct-message chat",
+        default=False,
+        help_text="This row stands for a direct-message conversation, not a server: the persona is told it is a "
+        "private chat, and no emojis or stickers are offered.",
+    )
+    registration_locale = models.CharField(
+        max_length=16,
+        null=True,
+        blank=True,
+        help_text="Language of the bot's own notices here (failed replies, reminders) and of users first seen "
+        "here, e.g. en-US or ja. Discord's preferred locale of the server; empty = en-US.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -58,25 +83,105 @@ class ServerSettings(models.Model):
         validators=[MinValueValidator(Decimal("-12")), MaxValueValidator(Decimal("14"))],
         help_text="Server clock offset from UTC in hours (5.5 allowed).",
     )
-    humanizer_degree = models.PositiveSmallIntegerField(default=1, validators=[MaxValueValidator(3)])
-    memory_tagging_enabled = models.BooleanField(default=False)
-    channel_memory_enabled = models.BooleanField(default=False)
-    personal_memories_enabled = models.BooleanField(
-        default=True, help_text="Personalization master switch: personal memories, saved nicknames."
+    humanizer_degree = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MaxValueValidator(3)],
+        help_text="0–3. Stored, but nothing reads it yet: changing it changes no prompt and no reply.",
     )
-    self_teaching_enabled = models.BooleanField(default=True)
-    prompt_snapshot_enabled = models.BooleanField(default=False)
-    emoji_usage_enabled = models.BooleanField(default=True)
-    sticker_usage_enabled = models.BooleanField(default=True)
-    time_awareness_enabled = models.BooleanField(default=True)
-    user_blocking_enabled = models.BooleanField(default=True)
-    deliberate_trigger_mode = models.BooleanField(default=False)
-    always_reply_enabled = models.BooleanField(default=False)
-    rp_channel_ids = models.JSONField(default=list, blank=True, validators=[validate_discord_id_list])
-    private_channel_ids = models.JSONField(default=list, blank=True, validators=[validate_discord_id_list])
-    voice_transcript_chat_mode = models.BooleanField(default=False)
-    uncensor_injection_enabled = models.BooleanField(default=False)
-    uncensor_unicode_space_enabled = models.BooleanField(default=False)
+    memory_tagging_enabled = models.BooleanField(
+        "memory tagging",
+        default=False,
+        help_text="On: a personal memory with tags (e.g. cats, exams) reaches the prompt only when one of its tags "
+        "appears in the recent conversation. Memories without tags always do.",
+    )
+    channel_memory_enabled = models.BooleanField(
+        "channel memory",
+        default=False,
+        help_text="On: a personal memory tagged with a channel (e.g. #art) reaches the prompt only in the channel "
+        "of that name. Memories without a channel tag reach every channel.",
+    )
+    personal_memories_enabled = models.BooleanField(
+        "personal memories",
+        default=True,
+        help_text="Personalization master switch. Off: no one's personal memories, saved nickname, pronouns or "
+        "other profile details reach this server's prompts (the exclusion log says so); live names still do.",
+    )
+    self_teaching_enabled = models.BooleanField(
+        "self teaching",
+        default=True,
+        help_text="Stored, but nothing reads it yet: personas cannot write memories by themselves here, so this "
+        "changes nothing for now.",
+    )
+    prompt_snapshot_enabled = models.BooleanField(
+        "prompt snapshots",
+        default=False,
+        help_text="Stored, but nothing reads it yet: every turn's prompt is recorded with its snapshot either way "
+        "(kept for the retention days above).",
+    )
+    emoji_usage_enabled = models.BooleanField(
+        "emoji usage",
+        default=True,
+        help_text="On: the persona is given this server's custom emojis to use in replies (not in role-play channels).",
+    )
+    sticker_usage_enabled = models.BooleanField(
+        "sticker usage",
+        default=True,
+        help_text="On: the persona is given this server's stickers to send (not in role-play channels).",
+    )
+    time_awareness_enabled = models.BooleanField(
+        "time awareness",
+        default=True,
+        help_text="On: one person's messages in a row are merged into one entry only when sent on the same day "
+        "(server time), so the persona sees where a day ends. Off: merged whatever the day.",
+    )
+    user_blocking_enabled = models.BooleanField(
+        "user blocking",
+        default=True,
+        help_text="Stored, but nothing reads it yet: persona blocks (Persona user blocks) apply either way.",
+    )
+    deliberate_trigger_mode = models.BooleanField(
+        "deliberate trigger mode",
+        default=False,
+        help_text="On: personas answer only when mentioned, replied to or written to in a DM; their trigger words "
+        "no longer start a reply.",
+    )
+    always_reply_enabled = models.BooleanField(
+        "always reply",
+        default=False,
+        help_text="Stored, but nothing reads it yet: personas answer only when triggered, whatever this says.",
+    )
+    rp_channel_ids = models.JSONField(
+        "role-play channels",
+        default=list,
+        blank=True,
+        validators=[validate_discord_id_list],
+        help_text="In these channels (and their threads) the persona is given no emojis or stickers.",
+    )
+    private_channel_ids = models.JSONField(
+        "private channels",
+        default=list,
+        blank=True,
+        validators=[validate_discord_id_list],
+        help_text="Stored, but nothing reads it yet: listing a channel here changes nothing for now.",
+    )
+    voice_transcript_chat_mode = models.BooleanField(
+        "voice transcript chat mode",
+        default=False,
+        help_text="On: voice messages and audio files are not transcribed and are left out of the prompt. Off: "
+        "each voice message is transcribed, and the persona reads the transcript as the message.",
+    )
+    uncensor_injection_enabled = models.BooleanField(
+        "uncensor injection",
+        default=False,
+        help_text="On: the prompt's last instruction tells the model that everyone in the conversation is an adult "
+        "(18+). For mature role-play servers; check your model provider's terms.",
+    )
+    uncensor_unicode_space_enabled = models.BooleanField(
+        "uncensor Unicode spaces",
+        default=False,
+        help_text="On: the prompt's last instruction asks the model to write the blank character “⠀” (U+2800) "
+        "instead of normal spaces, which some providers' output filters do not catch.",
+    )
     retention_days = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
     )
@@ -84,8 +189,9 @@ class ServerSettings(models.Model):
     # the server's own (base URL, key and model, which only superusers set; the key is write-only in
     # the admin and never leaves the server for a page, an API answer, a log line or a record), else
     # an operator-approved endpoint by name, else the platform's from the environment.
-    llm_provider = models.CharField(max_length=16, choices=LLMProvider.choices, default="", blank=True)
+    llm_provider = models.CharField("LLM provider", max_length=16, choices=LLMProvider.choices, default="", blank=True)
     llm_endpoint = models.CharField(
+        "approved LLM endpoint",
         max_length=32,
         blank=True,
         default="",
@@ -93,7 +199,13 @@ class ServerSettings(models.Model):
     )
     llm_base_url = models.URLField(blank=True, default="")
     llm_api_key = models.CharField(max_length=256, blank=True, default="")
-    llm_model = models.CharField(max_length=128, blank=True, default="")
+    llm_model = models.CharField(
+        "LLM model",
+        max_length=128,
+        blank=True,
+        default="",
+        help_text="The model name sent to the provider, e.g. gpt-4o-mini. Empty = LLM_MODEL from the environment.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -115,7 +227,7 @@ class ServerMember(models.Model):
     """A snapshot of one guild member (data-model.md §2.5); presence is never served stale."""
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="members")
-    user_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    user_disc_id = models.CharField("Discord user ID", max_length=20, validators=[validate_discord_id])
     display_name = models.CharField(max_length=100, null=True, blank=True)
     nickname = models.CharField(max_length=100, null=True, blank=True)
     global_name = models.CharField(max_length=100, null=True, blank=True)
@@ -139,7 +251,7 @@ class ServerMember(models.Model):
 
 class ServerEmoji(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="emojis")
-    emoji_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    emoji_disc_id = models.CharField("emoji Discord ID", max_length=20, validators=[validate_discord_id])
     emoji_name = models.CharField(max_length=64)
     emoji_desc = models.TextField(blank=True, default="")
     emotion_key = models.CharField(max_length=64, null=True, blank=True)
@@ -156,7 +268,7 @@ class ServerEmoji(models.Model):
 
 class ServerSticker(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="stickers")
-    sticker_disc_id = models.CharField(max_length=20, validators=[validate_discord_id])
+    sticker_disc_id = models.CharField("sticker Discord ID", max_length=20, validators=[validate_discord_id])
     sticker_name = models.CharField(max_length=64)
     sticker_desc = models.TextField(blank=True, default="")
     emotion_key = models.CharField(max_length=64, null=True, blank=True)
@@ -173,7 +285,7 @@ class ServerSticker(models.Model):
 
 class MatrixChannelLink(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="matrix_links")
-    channel_disc_id = models.CharField(max_length=20, unique=True, validators=[validate_discord_id])
+    channel_disc_id = models.CharField("channel Discord ID", max_length=20, unique=True, validators=[validate_discord_id])
     matrix_room_id = models.CharField(max_length=255, unique=True)
 
     class Meta:

@@ -39,15 +39,25 @@ class DiscordUser(models.Model):
     """A Discord account with its personalization (`users` + `user_personalization_configs`)."""
 
     user_id = models.BigAutoField(primary_key=True)
-    user_disc_id = models.CharField(max_length=20, unique=True, validators=[validate_discord_id])
+    user_disc_id = models.CharField("Discord user ID", max_length=20, unique=True, validators=[validate_discord_id])
     username = models.CharField(max_length=100, blank=True, default="")
     global_name = models.CharField(max_length=100, null=True, blank=True)
     language_pref = models.CharField(max_length=16, default="en-US")
     registration_locale = models.CharField(max_length=16, null=True, blank=True)
     privacy_level = models.SmallIntegerField(choices=PrivacyLevel.choices, default=PrivacyLevel.MINIMAL)
     user_nickname = models.TextField(null=True, blank=True, help_text="Saved nickname; empty = follow the live name.")
-    prefix_override = models.TextField(null=True, blank=True, help_text="'' deliberately suppresses the prefix.")
-    suffix_override = models.TextField(null=True, blank=True)
+    prefix_override = models.TextField(
+        null=True,
+        blank=True,
+        help_text="Put before their name by every persona. Empty = each persona's own prefix for their addressing "
+        "style applies.",
+    )
+    suffix_override = models.TextField(
+        null=True,
+        blank=True,
+        help_text="Put after their name by every persona. Empty = each persona's own suffix for their addressing "
+        "style applies.",
+    )
     addressing_style = models.CharField(max_length=16, choices=AddressingStyle.choices, null=True, blank=True)
     gender_identity = models.TextField(null=True, blank=True)
     pronouns = models.TextField(null=True, blank=True)
@@ -63,6 +73,7 @@ class DiscordUser(models.Model):
 
     class Meta:
         db_table = "users"
+        verbose_name = "Discord user"
         ordering = ["user_id"]
         indexes = [
             # Participant discovery looks for saved nicknames written in the history (D-16); only the
@@ -89,13 +100,20 @@ class DiscordUser(models.Model):
 
 class UserPersonaNamingPreference(models.Model):
     user = models.ForeignKey(DiscordUser, on_delete=models.CASCADE, related_name="naming_preferences")
-    persona_lineage_id = models.BigIntegerField()
-    nickname_override = models.TextField(null=True, blank=True)
-    prefix_override = models.TextField(null=True, blank=True)
-    suffix_override = models.TextField(null=True, blank=True)
+    persona_lineage_id = models.BigIntegerField("lineage")
+    nickname_override = models.TextField(
+        null=True, blank=True, help_text="What the personas of this lineage call them, instead of their nickname."
+    )
+    prefix_override = models.TextField(
+        null=True, blank=True, help_text="Before their name, for this lineage only. Empty = the user's own prefix."
+    )
+    suffix_override = models.TextField(
+        null=True, blank=True, help_text="After their name, for this lineage only. Empty = the user's own suffix."
+    )
 
     class Meta:
         db_table = "user_persona_naming_preferences"
+        verbose_name = "naming preference"
         constraints = [
             models.UniqueConstraint(fields=["user", "persona_lineage_id"], name="naming_pref_unique_per_lineage"),
         ]

@@ -76,8 +76,8 @@ def settings_form(server: Server, **settings_fields: Any) -> dict[str, Any]:
         "timezone_offset": "0",
         "humanizer_degree": 1,
         "retention_days": 9,
-        "rp_channel_ids": "[]",
-        "private_channel_ids": "[]",
+        "rp_channel_ids": "",
+        "private_channel_ids": "",
         "llm_provider": "",
         **settings_fields,
     }

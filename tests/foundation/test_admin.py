@@ -194,7 +194,7 @@ def test_memory_add_form_refuses_past_the_limit(
     PersonalMemory.objects.create(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID, content="tea")
     response = admin_client.post(
         reverse("admin:personas_personalmemory_add"),
-        {"user": user.pk, "persona_lineage_id": main_persona.persona_lineage_id, "content": "one more", "tags": "[]"},
+        {"user": user.pk, "persona_lineage_id": main_persona.persona_lineage_id, "content": "one more", "tags": ""},
     )
     assert response.status_code == 200
     assert "already has 1 memories" in response.content.decode()
@@ -204,7 +204,7 @@ def test_memory_add_form_refuses_past_the_limit(
 def test_memory_add_form_goes_through_the_action(admin_client: Client, user: DiscordUser) -> None:
     response = admin_client.post(
         reverse("admin:personas_personalmemory_add"),
-        {"user": user.pk, "persona_lineage_id": 0, "content": "  likes tea  ", "tags": '["drinks", " drinks "]'},
+        {"user": user.pk, "persona_lineage_id": 0, "content": "  likes tea  ", "tags": "drinks,  drinks "},
     )
     assert response.status_code == 302
     memory = PersonalMemory.objects.get(user=user)
@@ -214,7 +214,7 @@ def test_memory_add_form_goes_through_the_action(admin_client: Client, user: Dis
 def test_memory_add_form_refuses_unassigned_lineage(admin_client: Client, user: DiscordUser) -> None:
     response = admin_client.post(
         reverse("admin:personas_personalmemory_add"),
-        {"user": user.pk, "persona_lineage_id": 42, "content": "x", "tags": "[]"},
+        {"user": user.pk, "persona_lineage_id": 42, "content": "x", "tags": ""},
     )
     assert response.status_code == 200
     assert not PersonalMemory.objects.exists()
@@ -227,7 +227,7 @@ def test_memory_add_form_shows_an_unknown_lineage_next_to_the_field(
     """Issue 13 item 10: a superuser's integer field took 99999, which no persona holds."""
     response = admin_client.post(
         reverse("admin:personas_personalmemory_add"),
-        {"user": user.pk, "persona_lineage_id": lineage, "content": "x", "tags": "[]"},
+        {"user": user.pk, "persona_lineage_id": lineage, "content": "x", "tags": ""},
     )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
@@ -240,7 +240,7 @@ def test_server_memory_add_form_refuses_a_lineage_of_no_persona_of_the_server(
 ) -> None:
     other = Persona.objects.create(server=make_server(), persona_nickname="Pip")
     url = reverse("admin:personas_servermemory_add")
-    form = {"server": main_persona.server.pk, "content": " the cafe opens at 9 ", "tags": "[]", "user": user.pk}
+    form = {"server": main_persona.server.pk, "content": " the cafe opens at 9 ", "tags": "", "user": user.pk}
     for lineage in (99999, other.persona_lineage_id):
         response = admin_client.post(url, {**form, "persona_lineage_id": lineage})
         assert response.status_code == 200
@@ -345,7 +345,7 @@ def test_user_change_form_saves_privacy_through_the_action(admin_client: Client,
     data.update(
         {
             "privacy_level": PrivacyLevel.FULL,
-            "physical_appearance_tags": "[]",
+            "physical_appearance_tags": "",
             "personal_memories-TOTAL_FORMS": 0,
             "personal_memories-INITIAL_FORMS": 0,
             "naming_preferences-TOTAL_FORMS": 0,
@@ -417,8 +417,8 @@ def test_adding_a_server_saves_its_settings_inline_once(admin_client: Client) ->
         "settings-0-timezone_offset": "5.5",
         "settings-0-humanizer_degree": 1,
         "settings-0-retention_days": 7,
-        "settings-0-rp_channel_ids": "[]",
-        "settings-0-private_channel_ids": "[]",
+        "settings-0-rp_channel_ids": "",
+        "settings-0-private_channel_ids": "",
         "settings-0-llm_provider": "echo",
         "settings-0-llm_api_key": "sk-new",
     }
@@ -442,11 +442,11 @@ def test_adding_a_persona_draws_a_lineage(admin_client: Client, main_persona: Pe
         "persona_nickname": "Pip",
         "is_alter": "on",
         "trigger_words": '["pip"]',
-        "sample_dialogue": "[]",
-        "physical_appearance_tags": "[]",
-        "naming_prefixes": "{}",
-        "naming_suffixes": "{}",
-        "naming_address_terms": "{}",
+        "sample_dialogue": "",
+        "physical_appearance_tags": "",
+        "naming_prefixes": "",
+        "naming_suffixes": "",
+        "naming_address_terms": "",
         **_inline_management("attributes", total=1),
         "attributes-0-attribute_order": 1,
         "attributes-0-attribute_text": "loud",
@@ -463,12 +463,12 @@ def test_admin_refuses_a_second_main_persona(admin_client: Client, main_persona:
     data = {
         "server": main_persona.server.pk,
         "persona_nickname": "Other",
-        "trigger_words": "[]",
-        "sample_dialogue": "[]",
-        "physical_appearance_tags": "[]",
-        "naming_prefixes": "{}",
-        "naming_suffixes": "{}",
-        "naming_address_terms": "{}",
+        "trigger_words": "",
+        "sample_dialogue": "",
+        "physical_appearance_tags": "",
+        "naming_prefixes": "",
+        "naming_suffixes": "",
+        "naming_address_terms": "",
         **_inline_management("attributes"),
     }
     response = admin_client.post(reverse("admin:personas_persona_add"), data)
@@ -497,9 +497,9 @@ def test_the_admin_refuses_a_blacklist_id_that_is_not_ascii_digits(
 
 def test_the_admin_refuses_channel_ids_that_are_not_ascii_digits(admin_client: Client, server: Server) -> None:
     url = reverse("admin:personas_server_change", args=[server.pk])
-    assert admin_client.post(url, settings_form(server, rp_channel_ids='["١٢"]')).status_code == 200
+    assert admin_client.post(url, settings_form(server, rp_channel_ids="١٢")).status_code == 200
     server.settings.refresh_from_db()
     assert server.settings.rp_channel_ids == []
-    assert admin_client.post(url, settings_form(server, rp_channel_ids='["12"]')).status_code == 302
+    assert admin_client.post(url, settings_form(server, rp_channel_ids="12")).status_code == 302
     server.settings.refresh_from_db()
     assert server.settings.rp_channel_ids == ["12"]

@@ -263,7 +263,7 @@ def test_global_memories_are_the_superusers_alone(world: World) -> None:
 
 def add_memory(client: Client, user: DiscordUser, lineage: int, content: str = "likes cocoa"):  # type: ignore[no-untyped-def]
     url = reverse("admin:personas_personalmemory_add")
-    return client.post(url, {"user": user.pk, "persona_lineage_id": lineage, "content": content, "tags": "[]"})
+    return client.post(url, {"user": user.pk, "persona_lineage_id": lineage, "content": content, "tags": ""})
 
 
 def test_moderator_adds_memories_only_in_their_lineages_for_their_users(world: World) -> None:
@@ -300,7 +300,7 @@ def test_a_form_that_slips_past_the_choices_is_refused_on_save(world: World) -> 
         "user": world.sam.pk,
         "persona_lineage_id": world.a.persona.persona_lineage_id,
         "content": "x",
-        "tags": "[]",
+        "tags": "",
     }
     form = Unchecked(data)
     assert form.is_valid(), form.errors
@@ -334,13 +334,13 @@ def post_memory_inline(client: Client, user: DiscordUser, memory: PersonalMemory
     data = {k: v for k, v in form.initial.items() if v is not None and k != "physical_appearance_tags"}
     data.update(
         {
-            "physical_appearance_tags": "[]",
+            "physical_appearance_tags": "",
             "personal_memories-TOTAL_FORMS": 1,
             "personal_memories-INITIAL_FORMS": 1,
             "personal_memories-0-personal_memory_id": memory.pk,
             "personal_memories-0-user": user.pk,
             "personal_memories-0-content": content,
-            "personal_memories-0-tags": "[]",
+            "personal_memories-0-tags": "",
             "naming_preferences-TOTAL_FORMS": 0,
             "naming_preferences-INITIAL_FORMS": 0,
         }
@@ -390,12 +390,12 @@ def persona_form(server: Server, nickname: str, lineage: int | str) -> dict[str,
         "persona_nickname": nickname,
         "is_alter": "on",
         "persona_lineage_id": lineage,
-        "trigger_words": "[]",
-        "sample_dialogue": "[]",
-        "physical_appearance_tags": "[]",
-        "naming_prefixes": "{}",
-        "naming_suffixes": "{}",
-        "naming_address_terms": "{}",
+        "trigger_words": "",
+        "sample_dialogue": "",
+        "physical_appearance_tags": "",
+        "naming_prefixes": "",
+        "naming_suffixes": "",
+        "naming_address_terms": "",
         "attributes-TOTAL_FORMS": 0,
         "attributes-INITIAL_FORMS": 0,
     }
@@ -415,7 +415,7 @@ def test_new_persona_cannot_take_another_servers_lineage(world: World) -> None:
 def test_related_choices_are_the_moderators_own(world: World) -> None:
     bob = world.client("bob")
     memory = {"server": world.b.server.pk, "persona": world.a.persona.pk, "persona_lineage_id": 0, "content": "x"}
-    assert bob.post(reverse("admin:personas_servermemory_add"), {**memory, "tags": "[]"}).status_code == 200
+    assert bob.post(reverse("admin:personas_servermemory_add"), {**memory, "tags": ""}).status_code == 200
     block = {
         "server": world.a.server.pk,
         "persona": world.a.persona.pk,

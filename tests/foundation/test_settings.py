@@ -1,8 +1,11 @@
-"""Settings come from the environment; a production-like start without SECRET_KEY is refused."""
+"""Settings come from the environment; a production-like start without SECRET_KEY is refused, and a
+development start keeps one generated key in var/ (issue 16: sessions survive a restart)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY[:4])"
+PROBE = (
+    "import django, hashlib; django.setup(); from django.conf import settings; "
+    "print(settings.SECRET_KEY[:4], hashlib.sha256(settings.SECRET_KEY.encode()).hexdigest())"
+)
 
 
 def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -31,13 +37,29 @@ def test_secret_key_required_when_debug_is_off(tmp_path: Path) -> None:
 def test_secret_key_from_environment_when_debug_is_off(tmp_path: Path) -> None:
     result = _run(tmp_path, DEBUG="0", SECRET_KEY="prod-key-from-env")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "prod"
+    assert result.stdout.split()[0] == "prod"
+    assert not (tmp_path / "secret_key").exists()
 
 
-def test_generated_development_key_when_debug_is_on(tmp_path: Path) -> None:
+def test_generated_development_key_is_kept_in_var_with_owner_only_permissions(tmp_path: Path) -> None:
+    first, second = _run(tmp_path), _run(tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    prefix, digest = first.stdout.split()
+    assert prefix == "dev-"
+    assert second.stdout.split()[1] == digest  # the same key after a restart: sessions stay valid
+    key_file = tmp_path / "secret_key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    key = key_file.read_text().strip()
+    assert hashlib.sha256(key.encode()).hexdigest() == digest
+    assert key not in first.stdout + first.stderr + second.stdout + second.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".secret_key")] == []
+
+
+def test_an_empty_key_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "secret_key").write_text("")
     result = _run(tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "dev-"
+    assert result.returncode != 0
+    assert "is empty: delete it" in result.stderr
 
 
 def test_approved_endpoints_come_whole_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -25,6 +25,7 @@ DOC = example_doc()
 MESSAGE = [m["id"] for m in DOC["messages"]]
 USER = {u["username"]: u["disc_id"] for u in DOC["users"]}
 CHANNEL = DOC["channel"]["id"]
+SERVER = DOC["server"]["disc_id"]
 # Wren (privacy FULL) wrote this; it is in the snapshot but must never reach a page.
 WREN_TEXT = "4471"
 
@@ -70,14 +71,65 @@ def test_detail_history_names_entries_by_ref_ids(world: World) -> None:
     assert f"<td>{MESSAGE[2]}, {MESSAGE[3]}</td>" in html
 
 
+def user_page(disc_id: str) -> str:
+    return reverse("admin:personas_discorduser_change", args=[DiscordUser.objects.get(user_disc_id=disc_id).pk])
+
+
+def exclusion_rows(html: str) -> list[str]:
+    return [" ".join(row.split()) for row in html.split('<tr class="exclusion">')[1:]]
+
+
 def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
     html = unescape(detail(world, world.record_a))
-    assert f"<td>message</td>\n    <td>{USER['wrenfield']}</td>\n    <td>{MESSAGE[1]}</td>" in html
-    assert '<span class="tag">privacy_full</span>' in html
-    assert f"<td>profile</td>\n    <td>{USER['dario_m']}</td>" in html and "privacy_partial" in html
-    assert f"<td>profile</td>\n    <td>{USER['tobias.r']}</td>" in html and "blacklisted" in html
+    rows = exclusion_rows(html)
+    # Issue 16: people by their Discord username, linked to their page; messages to Discord.
+    wren = f'<td>message</td> <td><a href="{user_page(USER["wrenfield"])}">wrenfield</a> <span class="muted">({USER["wrenfield"]})</span></td>'
+    wren_message = f'<a href="https://discord.com/channels/{SERVER}/{CHANNEL}/{MESSAGE[1]}" target="_blank" rel="noopener">{MESSAGE[1]}</a>'
+    assert any(row.startswith(wren) and wren_message in row and "privacy_full" in row for row in rows), rows
+    assert any(
+        f'<td>profile</td> <td><a href="{user_page(USER["dario_m"])}">dario_m</a>' in r and "privacy_partial" in r for r in rows
+    )
+    assert any("<td>profile</td>" in r and f"({USER['tobias.r']})" in r and "blacklisted" in r for r in rows), rows
     assert WREN_TEXT not in html
     assert "night shifts at the bakery" not in html
+    # Wren is privacy FULL: the nickname she saved never reaches the page, her Discord username does.
+    assert "Birdie" not in html
+
+
+def test_detail_names_the_trigger_message_and_its_author(world: World) -> None:
+    html = " ".join(unescape(detail(world, world.record_a)).split())
+    trigger = world.record_a.trigger_message_disc_id
+    author = world.doc_a["turn"].get("trigger_author_id") or next(
+        m["author"]["id"] for m in world.doc_a["messages"] if m["id"] == trigger
+    )
+    username = DiscordUser.objects.get(user_disc_id=author).username
+    link = f'<a href="https://discord.com/channels/{SERVER}/{CHANNEL}/{trigger}" target="_blank" rel="noopener">{trigger}</a>'
+    assert f'{link} by <a href="{user_page(author)}">{username}</a>' in html
+
+
+def test_replay_result_has_its_own_exclusion_log(world: World) -> None:
+    priya = DiscordUser.objects.get(user_disc_id=USER["priya.k"])
+    actions.set_privacy_level(priya, PrivacyLevel.FULL)
+    html = replay(world, world.record_a)
+    assert "Exclusion log of the replay" in html
+    rows = exclusion_rows(html.split("Exclusion log of the replay")[1])
+    priya_link = f'<a href="{user_page(USER["priya.k"])}">priya.k</a>'
+    assert any(priya_link in row and "privacy_full" in row for row in rows), rows
+    assert not any(priya_link in row for row in exclusion_rows(unescape(detail(world, world.record_a))))
+    assert "Pree" not in html.split("Exclusion log of the replay")[1]
+
+
+def test_a_replayed_record_names_people_but_links_no_discord_message(world: World) -> None:
+    """A replay has no live message to link. People bob's servers do not know get the name the record
+    itself rendered (Dario, PARTIAL: his messages were kept) or their id, never a link he cannot open."""
+    bob = world.client("bob")
+    html = unescape(detail(world, world.record_b, who="bob"))
+    assert "discord.com/channels" not in html
+    rows = exclusion_rows(html)
+    assert any("Dario" in row and f"({USER['dario_m']})" in row and "privacy_partial" in row for row in rows), rows
+    links = [part.split('"')[0] for row in rows for part in row.split('<a href="')[1:]]
+    assert all(bob.get(link).status_code == 200 for link in links), links
+    assert "Birdie" not in html
 
 
 def test_detail_shows_diagnostics_and_reply(world: World) -> None:

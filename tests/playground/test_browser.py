@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,34 +49,44 @@ def ensure_node_modules() -> None:
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BROWSER_DIR, check=True, timeout=600)
 
 
-def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(tmp_path):
+def run_in_chromium(tmp_path: Path, script: str, **script_env: str) -> tuple[dict[str, Any], str]:
+    """Serve a fresh demo database as `make run` does, run one browser script against it, and return
+    the script's JSON result and the server's log."""
     ensure_node_modules()
     env = server_env(tmp_path)
     for command in (["migrate", "--noinput", "-v0"], ["load_demo"], ["ensure_admin"]):
         manage(env, *command)
     log_path = tmp_path / "serve.log"
     with serving(env, log_path, "--no-bot") as base:
-        script = subprocess.run(
-            ["node", "playground.mjs"],
+        completed = subprocess.run(
+            ["node", script],
             cwd=BROWSER_DIR,
             env={
                 **os.environ,
                 "BASE_URL": base,
                 "PG_USERNAME": USERNAME,
                 "PG_PASSWORD": PASSWORD,
-                "PG_MINIMAL_ID": MINA,
-                "PG_FULL_ID": REI,
-                "PG_PROFILE_MARKER": "Pronouns: she/her",
-                "PG_SCREENSHOT": str(SCREENSHOT),
                 "CHROMIUM": str(CHROMIUM),
+                **script_env,
             },
             capture_output=True,
             text=True,
             timeout=SCRIPT_TIMEOUT_S,
         )
-    lines = script.stdout.strip().splitlines()
-    assert lines, f"no result from the browser script:\n{script.stderr}\n{log_path.read_text()}"
-    result = json.loads(lines[-1])
+    lines = completed.stdout.strip().splitlines()
+    assert lines, f"no result from the browser script:\n{completed.stderr}\n{log_path.read_text()}"
+    return json.loads(lines[-1]), log_path.read_text()
+
+
+def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(tmp_path):
+    result, _ = run_in_chromium(
+        tmp_path,
+        "playground.mjs",
+        PG_MINIMAL_ID=MINA,
+        PG_FULL_ID=REI,
+        PG_PROFILE_MARKER="Pronouns: she/her",
+        PG_SCREENSHOT=str(SCREENSHOT),
+    )
 
     assert result["ok"], result.get("error") or result
     assert result["echoBanner"] and result["personas"] == ["Tomori", "Pip"]

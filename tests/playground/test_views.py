@@ -65,6 +65,7 @@ def demo_urls(p: People) -> list[tuple[str, str, dict[str, Any]]]:
         ("post", reverse("playground:react", args=[channel, p.message.disc_id]), {"identity": MINA, "emoji": "👍"}),
         ("get", reverse("playground:record_panel", args=[p.record.pk]), {}),
         ("get", reverse("playground:attachment", args=[p.message.disc_id, p.message.attachments[0]["id"]]), {}),
+        ("get", reverse("playground:message", args=[p.message.disc_id]), {}),
     ]
 
 
@@ -98,7 +99,7 @@ def test_the_demo_servers_moderator_uses_every_endpoint(people):
     alice = people.client("alice")
     statuses = {url: getattr(alice, method)(url, data).status_code for method, url, data in demo_urls(people)}
 
-    assert [statuses[url] for _, url, _ in demo_urls(people)] == [200, 200, 302, 200, 200, 200, 200]
+    assert [statuses[url] for _, url, _ in demo_urls(people)] == [200, 200, 302, 200, 200, 200, 200, 302]
     assert PlaygroundChannel.objects.filter(server=people.demo.server, name="intruders").exists()
 
 
@@ -192,3 +193,22 @@ def test_a_channel_name_follows_discords_rules(people):
     channel = PlaygroundChannel.objects.get(name="book-club")
     assert created["Location"].endswith(f"?server={people.demo.server.pk}&channel={channel.pk}")
     assert channel.topic == "novels" and nameless.status_code == 400
+
+
+def test_the_inspector_links_a_playground_records_trigger_to_its_message_in_the_channel(people):
+    """Issue 16: a playground record's trigger (and excluded messages) link to the playground
+    message, which opens its channel scrolled to it; the author is named by username."""
+    alice = people.client("alice")
+    page = " ".join(
+        alice.get(reverse("admin:chatcontext_promptrecord_change", args=[people.record.pk])).content.decode().split()
+    )
+    link = reverse("playground:message", args=[people.message.disc_id])
+    assert f'<a href="{link}" target="_blank" rel="noopener">{people.message.disc_id}</a> by' in page
+    assert "discord.com/channels" not in page
+    opened = alice.get(link)
+    channel = people.demo.channel
+    expected = (
+        f"{reverse('playground:index')}?server={channel.server_id}&channel={channel.pk}#msg-{people.message.disc_id}"
+    )
+    assert opened.status_code == 302 and opened["Location"] == expected
+    assert 'id="pg-initial-messages"' in alice.get(expected.split("#")[0]).content.decode()

@@ -67,6 +67,7 @@
   function messageNode(message) {
     const node = el("div", "pg-msg kind-" + message.kind);
     node.dataset.id = message.id;
+    node.id = "msg-" + message.id; // the inspector links a message here (#msg-<id>)
     const head = el("div", "pg-msg-head");
     head.append(el("span", "pg-author", message.author_name));
     if (message.kind !== "user") head.append(el("span", "pg-badge", message.kind === "persona" ? "persona" : "bot"));
@@ -284,6 +285,8 @@
   }
 
   for (const message of JSON.parse(document.getElementById("pg-initial-messages").textContent)) upsert(message);
+  const linked = location.hash.startsWith("#msg-") && document.getElementById(location.hash.slice(1));
+  if (linked) linked.scrollIntoView({ block: "center" });
   form.addEventListener("submit", send);
   content.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) send(event);

@@ -8,7 +8,6 @@ Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set.
 from __future__ import annotations
 
 import logging
-import re
 import subprocess
 import sys
 import threading
@@ -18,15 +17,16 @@ from django.conf import settings
 from django.core.management import get_commands
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from botplatform.logging_filters import mask_ids
+
 logger = logging.getLogger("botplatform.serve")
 
 CHILD_STOP_SECONDS = 10
-_ID_SEGMENT = re.compile(r"(?<=/)\d+(?=/|$)")
 
 
 def access_log(protocol: Any, action: str, details: dict[str, Any]) -> None:
-    """One line per request without ids: numeric path segments are masked and query strings dropped."""
-    path = _ID_SEGMENT.sub("<id>", str(details.get("path", "")).split("?", 1)[0])
+    """One line per request without ids or credentials (``mask_ids``): query strings are dropped."""
+    path = mask_ids(str(details.get("path", "")))
     if action == "complete":
         logger.info("%s %s %s", details.get("method", "-"), path, details.get("status", "-"))
     elif action in {"connected", "disconnected", "rejected"}:
