@@ -285,7 +285,9 @@ class ServerSticker(models.Model):
 
 class MatrixChannelLink(models.Model):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="matrix_links")
-    channel_disc_id = models.CharField("channel Discord ID", max_length=20, unique=True, validators=[validate_discord_id])
+    channel_disc_id = models.CharField(
+        "channel Discord ID", max_length=20, unique=True, validators=[validate_discord_id]
+    )
     matrix_room_id = models.CharField(max_length=255, unique=True)
 
     class Meta:

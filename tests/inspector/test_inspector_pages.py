@@ -75,6 +75,10 @@ def user_page(disc_id: str) -> str:
     return reverse("admin:personas_discorduser_change", args=[DiscordUser.objects.get(user_disc_id=disc_id).pk])
 
 
+def discord_link(message_id: str) -> str:
+    return f"https://discord.com/channels/{SERVER}/{CHANNEL}/{message_id}"
+
+
 def exclusion_rows(html: str) -> list[str]:
     return [" ".join(row.split()) for row in html.split('<tr class="exclusion">')[1:]]
 
@@ -83,12 +87,12 @@ def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
     html = unescape(detail(world, world.record_a))
     rows = exclusion_rows(html)
     # Issue 16: people by their Discord username, linked to their page; messages to Discord.
-    wren = f'<td>message</td> <td><a href="{user_page(USER["wrenfield"])}">wrenfield</a> <span class="muted">({USER["wrenfield"]})</span></td>'
-    wren_message = f'<a href="https://discord.com/channels/{SERVER}/{CHANNEL}/{MESSAGE[1]}" target="_blank" rel="noopener">{MESSAGE[1]}</a>'
+    wren_id, wren_said = USER["wrenfield"], MESSAGE[1]
+    wren = f'<td>message</td> <td><a href="{user_page(wren_id)}">wrenfield</a> <span class="muted">({wren_id})</span></td>'
+    wren_message = f'<a href="{discord_link(wren_said)}" target="_blank" rel="noopener">{wren_said}</a>'
     assert any(row.startswith(wren) and wren_message in row and "privacy_full" in row for row in rows), rows
-    assert any(
-        f'<td>profile</td> <td><a href="{user_page(USER["dario_m"])}">dario_m</a>' in r and "privacy_partial" in r for r in rows
-    )
+    dario = f'<td>profile</td> <td><a href="{user_page(USER["dario_m"])}">dario_m</a>'
+    assert any(dario in r and "privacy_partial" in r for r in rows)
     assert any("<td>profile</td>" in r and f"({USER['tobias.r']})" in r and "blacklisted" in r for r in rows), rows
     assert WREN_TEXT not in html
     assert "night shifts at the bakery" not in html
@@ -103,7 +107,7 @@ def test_detail_names_the_trigger_message_and_its_author(world: World) -> None:
         m["author"]["id"] for m in world.doc_a["messages"] if m["id"] == trigger
     )
     username = DiscordUser.objects.get(user_disc_id=author).username
-    link = f'<a href="https://discord.com/channels/{SERVER}/{CHANNEL}/{trigger}" target="_blank" rel="noopener">{trigger}</a>'
+    link = f'<a href="{discord_link(trigger)}" target="_blank" rel="noopener">{trigger}</a>'
     assert f'{link} by <a href="{user_page(author)}">{username}</a>' in html
 
 
