@@ -88,12 +88,14 @@ def test_detail_exclusion_log_says_who_and_why_never_what(world: World) -> None:
     rows = exclusion_rows(html)
     # Issue 16: people by their Discord username, linked to their page; messages to Discord.
     wren_id, wren_said = USER["wrenfield"], MESSAGE[1]
-    wren = f'<td>message</td> <td><a href="{user_page(wren_id)}">wrenfield</a> <span class="muted">({wren_id})</span></td>'
+    wren_cell = f'<a href="{user_page(wren_id)}">wrenfield</a> <span class="muted">({wren_id})</span>'
+    wren = f"<td>message</td> <td>{wren_cell}</td>"
     wren_message = f'<a href="{discord_link(wren_said)}" target="_blank" rel="noopener">{wren_said}</a>'
     assert any(row.startswith(wren) and wren_message in row and "privacy_full" in row for row in rows), rows
     dario = f'<td>profile</td> <td><a href="{user_page(USER["dario_m"])}">dario_m</a>'
     assert any(dario in r and "privacy_partial" in r for r in rows)
-    assert any("<td>profile</td>" in r and f"({USER['tobias.r']})" in r and "blacklisted" in r for r in rows), rows
+    tobias = f"({USER['tobias.r']})"
+    assert any("<td>profile</td>" in r and tobias in r and "blacklisted" in r for r in rows), rows
     assert WREN_TEXT not in html
     assert "night shifts at the bakery" not in html
     # Wren is privacy FULL: the nickname she saved never reaches the page, her Discord username does.
