@@ -23,6 +23,7 @@ from chatcontext.config import StageConfig
 from chatcontext.idmap import MessageIdMap
 from chatcontext.merge import HistoryMerger
 from chatcontext.notices import marker_kind
+from chatcontext.participants.model import typed_persona_id
 from chatcontext.simplify import SimplifyContext, Visibility, simplify_message
 from chatcontext.simplify.authors import is_tomori_authored
 from chatcontext.simplify.base import DEBUG_PREFIX
@@ -493,12 +494,18 @@ def _run_loop(
             exclusions.append(_exclusion(message, "dropped_empty"))
             continue
         last_blocked = None
-        user_ids.setdefault(outcome.entry.author_id)
+        # A re-attributed entry (BC3-21 system notices) is the system's, not its author's.
+        user_ids.setdefault(
+            identity.participant_id if outcome.entry.author_id == identity.author_id else outcome.entry.author_id
+        )
         merger.add(outcome.entry, outcome.is_debug)
 
     # BC2-13 with participants.md U-6 [DES]: system ids (`system-embed`, `system-user-join:*`) and
-    # Matrix relay webhook ids have no profile and are left out.
-    visible = [uid for uid in user_ids if uid.isdigit() and uid not in matrix_relay_ids]
+    # Matrix relay webhook ids have no profile and are left out; persona webhooks take part as
+    # `persona:N` (U-4).
+    visible = [
+        uid for uid in user_ids if (uid.isdigit() or typed_persona_id(uid) is not None) and uid not in matrix_relay_ids
+    ]
     if not turn.incoming.is_user_impersonation and turn.bot_user.id not in visible:
         visible.append(turn.bot_user.id)
     return HistoryResult(
