@@ -307,6 +307,8 @@ def check_references(doc: Mapping[str, Any]) -> None:
     _check_unique(_items(doc, "blacklist"), "user_disc_id", "blacklist", "user id")
     reminders_with_id = [r for r in _items(doc, "reminders") if r.get("id") is not None]
     _check_unique(reminders_with_id, "id", "reminders", "reminder id")
+    memories_with_id = [pm for pm in _items(doc, "personal_memories") if pm.get("id") is not None]
+    _check_unique(memories_with_id, "id", "personal_memories", "memory id")
     user_ids = {u["disc_id"] for u in users}
     for i, memory in enumerate(_items(doc, "personal_memories")):
         if memory["user_disc_id"] not in user_ids:
@@ -576,6 +578,9 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
 
     memories = [
         m.PersonalMemory(
+            # Without an id the database numbers a memory after the highest given one (from 1 on an empty
+            # scratch database), in document order.
+            **({"personal_memory_id": pm["id"]} if pm.get("id") is not None else {}),
             user_id=user_ids[pm["user_disc_id"]],
             persona_lineage_id=pm["persona_lineage_id"],
             content=pm["content"],

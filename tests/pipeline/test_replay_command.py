@@ -17,6 +17,7 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
+from chatcontext.minimise import minimise_snapshot
 from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.pipeline.conftest import EXAMPLE, example_doc
@@ -284,7 +285,13 @@ def test_record_stores_only_the_prompt_record() -> None:
     assert record.source == PromptRecord.Source.REPLAY
     assert record.server.server_disc_id == "4100" and record.persona is not None
     assert record.persona.persona_nickname == "Tomori" and record.trigger_message_disc_id == "6010"
-    assert record.snapshot == example_doc()
+    assert record.snapshot == minimise_snapshot(example_doc())
+    # What the turn never showed is not stored: Rei's (FULL) words and memory, Pip's lineage, Okabe's
+    # (blacklisted) memory; the stored snapshot replays to the same output.
+    stored = json.dumps(record.snapshot)
+    for withheld in ("Harbor Lane", "Rei lives", "Mina taught Pip", "Okabe runs"):
+        assert withheld not in stored
+    assert "Mina is studying" in stored and "Mina prefers green tea" in stored
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert [{k: v for k, v in i.items() if k != "token_estimate"} for i in record.context_items] == golden[
         "context_items"

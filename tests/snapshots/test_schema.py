@@ -150,6 +150,10 @@ def test_root_must_be_an_object() -> None:
             "personal_memories[0].user_disc_id: no entry in users has this id",
         ),
         (
+            lambda d: [pm.update(id=7) for pm in d["personal_memories"][:2]],
+            "personal_memories[1].id: duplicate memory id 7",
+        ),
+        (
             lambda d: d["voice_transcripts"][0].update(attachment_id="1"),
             "voice_transcripts[0].attachment_id: no message carries this attachment",
         ),
