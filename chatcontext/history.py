@@ -191,9 +191,14 @@ def prefetch_references(
             if target is not None:
                 refs.reply_targets[message.id] = target
         if is_forward(message):
+            # The forward whose snapshots are shown: this one, or the end of its chain. Their words are
+            # its origin's, and the origin's author decides whether they may be shown (hardening).
+            shown = message
             if all(snapshot_is_empty(s) for s in message.message_snapshots):
-                refs.forward_chains[message.id] = resolve_forward_chain(message, lookup, config.forward_chain_max_depth)
-            origin_id = message.reference.message_id if message.reference else None
+                chain = resolve_forward_chain(message, lookup, config.forward_chain_max_depth)
+                refs.forward_chains[message.id] = chain.message_snapshots if chain is not None else None
+                shown = chain or message
+            origin_id = shown.reference.message_id if shown.reference else None
             origin = transport.get_cached_message(origin_id) if origin_id else None
             if origin is not None:
                 refs.forward_origin_authors[message.id] = origin.author

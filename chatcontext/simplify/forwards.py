@@ -22,9 +22,10 @@ def snapshot_is_empty(snapshot: ForwardSnapshot) -> bool:
 
 def resolve_forward_chain(
     message: DiscordMessage, fetch: Callable[[str], DiscordMessage | None], max_depth: int
-) -> tuple[ForwardSnapshot, ...] | None:
+) -> DiscordMessage | None:
     """BC3-12: a forward of a forward arrives with empty snapshots; re-fetch the forwarded message and
-    use its snapshots, up to `max_depth` hops. None = unresolved (unreadable, not a forward, exhausted)."""
+    use its snapshots, up to `max_depth` hops. Returns the forward whose snapshots are used (their
+    words are its origin's), None when unresolved (unreadable, not a forward, exhausted)."""
     current = message
     snapshots = message.message_snapshots
     hops = 0
@@ -37,7 +38,7 @@ def resolve_forward_chain(
             return None
         hops += 1
         current, snapshots = fetched, fetched.message_snapshots
-    return snapshots
+    return current
 
 
 @dataclass

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from chatcontext.config import StageConfig
 from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference
-from tests.chatcontext.builders import ANN, BOB, BOT, msg, png, run_history
+from tests.chatcontext.builders import ANN, BOB, BOT, CARL, at, msg, png, run_history
 
 
 def forward(message_id: str, *snapshots: ForwardSnapshot, origin: str = "o1", content: str = "") -> DiscordMessage:
@@ -76,3 +76,16 @@ def test_bc3_14_bot_snapshot_notice_replaces_the_text() -> None:
         "[System: 📝 Tomori Learned Something! Ann likes tea]]"
     )
     assert run.entries[0].author_id != "system-embed"
+
+
+def test_bc3_12_hardening_a_chain_is_judged_by_the_author_of_the_message_it_shows() -> None:
+    """Bob forwards Carl's words and Ann forwards Bob's forward (Discord sends it empty): the chain
+    shows Carl's words, so Carl's privacy decides, not Bob's. With Carl FULL nothing of his is shown."""
+    carls = msg("z", CARL, "carl's secret", ts=at(9))
+    bobs = forward("mid", ForwardSnapshot(content="carl's secret"), origin="z")
+    bobs = replace(bobs, author=BOB, created_timestamp=at(9, 30))
+    anns = forward("w1", ForwardSnapshot(), origin="mid", content="look")
+    visible = run_history([carls, bobs, anns])
+    assert "carl's secret" in (visible.entries[-1].content or "")
+    hidden = run_history([carls, bobs, anns], privacy={CARL.id: 2})
+    assert all("carl's secret" not in (e.content or "") for e in hidden.entries)
