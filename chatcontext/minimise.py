@@ -15,8 +15,9 @@ test_golden.py on every golden case):
   keeps its id, author id, time and what points elsewhere (its reference and forwarded snapshots,
   which a forward chain of someone else's may still show): its fetch-window slot and the block
   notice need no more. A blocked author keeps the names the notice is labelled with;
-- a forwarded snapshot whose author the persona hides keeps only that author and a placeholder
-  text (an empty snapshot would read as a forward of a forward, BC3-12);
+- a forwarded snapshot whose author the persona hides (its own, or the forwarded message's when
+  Discord sends none) keeps only that author and a placeholder text (an empty snapshot would read as
+  a forward of a forward, BC3-12);
 - a FULL user's row keeps the id, privacy level, live names, time zone (the profile shows it, H-11)
   and saved nickname (never shown, but discovery still matches it as a lookup-only alias, D-19);
   a PARTIAL user's loses pronouns, gender and appearance, and a blacklisted user's (or everyone's,
@@ -52,6 +53,7 @@ STUB_KEYS = ("id", "channel_id", "guild_id", "type", "webhook_id", "created_time
 BLOCKED_AUTHOR_KEYS = ("id", "username", "global_name", "display_name", "bot")
 HIDDEN_MEMBER_KEYS = ("presence_status", "activities", "roles")
 MEMORY_MARKER_KEYS = ("id", "user_disc_id", "persona_lineage_id")
+FORWARDED_PARTS = ("content", "attachments", "embeds", "stickers", "components")  # snapshot_is_empty
 _PERSONALIZATION_DEFAULT = m.ServerSettings._meta.get_field("personal_memories_enabled").get_default()
 
 
@@ -87,6 +89,7 @@ class TurnView:
     impersonated_id: str | None
     # Whose whole row the turn reads: its triggerer's (naming, modes) and an impersonated user's (BC7-03).
     own_row_ids: frozenset[str]
+    message_authors: Mapping[str, str]
 
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> TurnView:
@@ -107,6 +110,7 @@ class TurnView:
             now_ms=doc["now_ms"],
             impersonated_id=impersonated,
             own_row_ids=frozenset(i for i in (trigger["author"]["id"], impersonated) if i),
+            message_authors={msg["id"]: msg["author"]["id"] for msg in _items(doc, "messages")},
         )
 
     def level(self, user_id: str) -> int:
@@ -143,15 +147,28 @@ class TurnView:
         return key == self.persona_key or (key is None and self.is_main_persona)
 
 
-def _forward_snapshot(snapshot: JSONDict, view: TurnView) -> JSONDict:
-    author = snapshot.get("author")
-    if not author or not view.hides(author["id"]):
+def _origin_author(message: JSONDict, view: TurnView) -> str | None:
+    """The author of the message a forward points at, when the snapshot holds that message: the
+    pipeline checks an author-less forwarded snapshot (Discord sends none) against it."""
+    ref = message.get("reference") or {}
+    return view.message_authors.get(ref.get("message_id") or "") if ref.get("type") == "forward" else None
+
+
+def _forward_snapshot(snapshot: JSONDict, message: JSONDict, view: TurnView) -> JSONDict:
+    """``_snapshot_hidden``: a forwarded snapshot by a hidden author is never shown, in this forward's
+    entry or through a chain that ends here (BC3-12). Without an author of its own it is judged by the
+    forward's origin. An empty snapshot holds no words and stays empty: it asks for the chain."""
+    if not any(snapshot.get(k) for k in FORWARDED_PARTS):
         return snapshot
-    return {"author": {"id": author["id"]}, "content": WITHHELD}
+    author = snapshot.get("author")
+    if author:
+        return {"author": {"id": author["id"]}, "content": WITHHELD} if view.hides(author["id"]) else snapshot
+    origin = _origin_author(message, view)
+    return {"content": WITHHELD} if origin is not None and view.hides(origin) else snapshot
 
 
 def _message(message: JSONDict, view: TurnView) -> JSONDict:
-    forwarded = [_forward_snapshot(s, view) for s in message.get("message_snapshots") or []]
+    forwarded = [_forward_snapshot(s, message, view) for s in message.get("message_snapshots") or []]
     author = message["author"]
     if not view.hides(author["id"]):
         return {**message, "message_snapshots": forwarded} if forwarded else message

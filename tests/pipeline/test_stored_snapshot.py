@@ -240,8 +240,9 @@ def test_a_stored_snapshot_replays_exactly_and_holds_nothing_the_turn_could_not_
 
 
 def minimal_channel(privacy_level: int) -> dict[str, Any]:
-    """User 2 (of ``privacy_level``) forwards a message of Carol (user 3, FULL); Carol forwarded
-    Dan's (user 4) earlier, and reactions name user 1, who asks."""
+    """User 2 (of ``privacy_level``) forwards a message of Carol (user 3, FULL) twice, once with its
+    author and once author-less as Discord sends it, and user 1 forwards that forward (a chain,
+    BC3-12); Carol forwarded Dan's (user 4) earlier, with a reaction by user 1, who asks."""
     alice, bob, carol, dan = (SyntheticUser(1), SyntheticUser(2, privacy_level), SyntheticUser(3, 2), SyntheticUser(4))
     first = message_json(1, author_json(dan), "dan says w1x", created_ms=START_MS)
     carols = message_json(2, author_json(carol), "", created_ms=START_MS + 1000)
@@ -252,8 +253,15 @@ def minimal_channel(privacy_level: int) -> dict[str, Any]:
     relay = message_json(4, author_json(bob), "", created_ms=START_MS + 3000)
     relay["reference"] = {"type": "forward", "message_id": own["id"], "channel_id": own["channel_id"]}
     relay["message_snapshots"] = [{"author": author_json(carol), "content": "carol's secret w3x"}]
-    ask = message_json(5, author_json(alice), "tomori, what did they say? w5x", created_ms=START_MS + 4000)
-    return base_document([alice, bob, carol, dan], [first, carols, own, relay, ask], now_ms=START_MS + 60_000)
+    discord_relay = message_json(5, author_json(bob), "", created_ms=START_MS + 3500)
+    discord_relay["reference"] = relay["reference"]
+    discord_relay["message_snapshots"] = [{"content": "carol's secret w3x"}]
+    chain = message_json(6, author_json(alice), "look", created_ms=START_MS + 3600)
+    chain["reference"] = {"type": "forward", "message_id": discord_relay["id"], "channel_id": own["channel_id"]}
+    chain["message_snapshots"] = [{}]
+    ask = message_json(7, author_json(alice), "tomori, what did they say? w7x", created_ms=START_MS + 4000)
+    messages = [first, carols, own, relay, discord_relay, chain, ask]
+    return base_document([alice, bob, carol, dan], messages, now_ms=START_MS + 60_000)
 
 
 @BOTH
@@ -263,7 +271,8 @@ def test_bc3_12_forwards_keep_what_a_chain_shows_and_lose_a_hidden_authors_words
     stored = validate_snapshot(minimise_snapshot(doc))
     assert replay_output(stored) == replay_output(doc)
     text = json.dumps(stored)
-    assert "carol's secret" not in text and WITHHELD in text
+    assert "carol's secret" not in text and text.count(WITHHELD) == 2
+    assert stored["messages"][5]["message_snapshots"] == [{}]  # the chain stays a chain
     [carols_forward] = [msg for msg in stored["messages"] if msg["author"]["id"] == user_id(3) and msg.get("reference")]
     # Carol's own message is a stub; what Dan said still passes through her forward.
     assert carols_forward["message_snapshots"] == [{**doc["messages"][1]["message_snapshots"][0]}]
