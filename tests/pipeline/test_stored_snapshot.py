@@ -115,7 +115,7 @@ class Secrets:
 @st.composite
 def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
     """A generated channel (``test_properties.channels``) with the personalization rows a turn reads:
-    saved nicknames, pronouns, activities, personal memories in four lineages, server memories,
+    forwards, saved nicknames, pronouns, activities, personal memories in four lineages, server memories,
     reminders for Tomori, Ellen, nobody and the bot, mentions of the users; Tomori's or Ellen's turn,
     personalization on or off, sometimes impersonating a user."""
     doc, _hidden, _trigger = draw(channels())
@@ -145,9 +145,15 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
             member["activities"] = [{"type": "playing", "name": f"game g{uid[-2:]}q"}]
             if levels[uid] != 0:
                 hidden_fields.add(f"game g{uid[-2:]}q")
-    for msg in doc["messages"]:
+    messages = doc["messages"]
+    for n, msg in enumerate(messages):
         if draw(st.integers(0, 3)) == 0:
             msg["content"] += f" <@{draw(st.sampled_from(users))['disc_id']}>"
+        if 0 < n < len(messages) - 1 and draw(st.integers(0, 4)) == 0:
+            # A forward of an earlier message, author-less as Discord sends it, or empty (a chain, BC3-12).
+            origin = messages[draw(st.integers(0, n - 1))]
+            msg["reference"] = {"type": "forward", "message_id": origin["id"], "channel_id": origin["channel_id"]}
+            msg["message_snapshots"] = [{"content": origin["content"]}] if draw(st.booleans()) else [{}]
     blocked = {b["user_disc_id"] for b in doc["persona_user_blocks"] if b["persona_key"] == persona_key}
     now = doc["now_ms"]
 

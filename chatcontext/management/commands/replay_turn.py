@@ -32,8 +32,9 @@ The snapshot's rows are loaded into a private scratch database and rolled back: 
 the command, and the live database neither shapes nor sees the replay. The same snapshot gives
 byte-identical output on every run (with the same environment tunables).
 
-exit status: 0 success; 2 bad input (unreadable file, malformed JSON, schema violation, unknown
-persona_key or trigger_message_id) with one line on stderr naming the offending path, e.g.
+exit status: 0 success; 2 bad input (unreadable file, malformed JSON or JSON nested deeper than 64
+levels, schema violation such as a number out of range, a string with an unpaired surrogate or a
+NUL, unknown persona_key or trigger_message_id) with one line on stderr naming the offending path, e.g.
   messages[3].author.id: required
 1 internal error.
 
