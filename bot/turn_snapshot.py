@@ -1,9 +1,12 @@
 """The turn snapshot a bot turn is stored with (turn-snapshot.md): what the pipeline read from
-Discord (through the transport) and the rows it could read, in the replay format.
+Discord (through the transport) and the rows it could read, in the replay format, minimised to what
+the turn could show (``chatcontext.minimise``: no privacy-FULL user's words, no memory the persona
+cannot load).
 
 ``python manage.py replay_turn`` on an exported record rebuilds the same prompt offline. Reads are
 batched: one query per kind of row. Field lists of settings and users follow the snapshot schema,
-so the two cannot drift apart.
+so the two cannot drift apart; server secrets (the LLM key and base URL) are no snapshot field, so
+a snapshot never holds them and a replay never needs them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from chatcontext import snapshot as snapshot_format
+from chatcontext.minimise import minimise_snapshot
 from chatcontext.models import VoiceTranscript
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
@@ -246,12 +250,38 @@ def capture_snapshot(
     members: Iterable[MemberInfo],
     reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
 ) -> JSONDict:
-    """The snapshot document of one bot turn (turn-snapshot.md §1)."""
+    """The stored snapshot of one bot turn (turn-snapshot.md §1): what it read, minimised."""
+    return minimise_snapshot(read_snapshot(turn, messages, members, reaction_users))
+
+
+def _people(
+    turn: ChatTurn,
+    messages: Iterable[DiscordMessage],
+    members: Iterable[MemberInfo],
+    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
+) -> list[str]:
+    """Everyone whose row the turn may read: authors (of messages and forwarded snapshots), reactors
+    (whose privacy decides whether a reaction names them), members, the impersonated user and the
+    reminder's recipient. The bot's own account is not a person."""
+    ids = {msg.author.id for msg in messages if not msg.webhook_id}
+    ids |= {s.author.id for msg in messages for s in msg.message_snapshots if s.author is not None}
+    ids |= {uid for users in reaction_users.values() for uid in users}
+    ids |= {mem.user_disc_id for mem in members}
+    ids |= {i for i in (turn.incoming.impersonated_user_id, turn.incoming.reminder_recipient_id) if i}
+    return sorted(ids - {turn.bot_user.id})
+
+
+def read_snapshot(
+    turn: ChatTurn,
+    messages: Iterable[DiscordMessage],
+    members: Iterable[MemberInfo],
+    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
+) -> JSONDict:
+    """The snapshot document of everything one bot turn read (before ``minimise_snapshot``)."""
     ordered = sorted(messages, key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0))
     member_list = sorted(members, key=lambda mem: mem.user_disc_id)
     bot_id = turn.bot_user.id
-    authors = {msg.author.id for msg in ordered if not msg.webhook_id}
-    people = sorted((authors | {mem.user_disc_id for mem in member_list}) - {bot_id})
+    people = _people(turn, ordered, member_list, reaction_users)
     server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
     lineages = sorted({p.persona_lineage_id for p in turn.all_personas} | {m.GLOBAL_LINEAGE_ID})
     now = ms_to_datetime(turn.now_ms)
@@ -260,7 +290,9 @@ def capture_snapshot(
     # Rows as they were when the turn started: hydration registers participants it meets during
     # the turn, and a replay must meet them unregistered too, or their names would differ.
     users = list(m.DiscordUser.objects.filter(user_disc_id__in=people, created_at__lte=now).order_by("user_disc_id"))
-    memories = m.PersonalMemory.objects.filter(user__in=users, persona_lineage_id__in=lineages).select_related("user")
+    # Every lineage: discovery counts a memory of any lineage as evidence (D-16); minimise_snapshot
+    # keeps the text of the ones the persona can load only.
+    memories = m.PersonalMemory.objects.filter(user__in=users).select_related("user")
     server_memories = m.ServerMemory.objects.filter(server=server, persona_lineage_id__in=lineages)
     reminders = m.Reminder.objects.filter(
         server=server, status=m.Reminder.Status.PENDING, user_discord_id__in=[*people, bot_id]
@@ -292,6 +324,7 @@ def capture_snapshot(
         "members": [member_json(mem) for mem in member_list],
         "personal_memories": [
             {
+                "id": pm.personal_memory_id,
                 "user_disc_id": pm.user.user_disc_id,
                 "persona_lineage_id": pm.persona_lineage_id,
                 "content": pm.content,
@@ -341,7 +374,20 @@ def capture_snapshot(
             "is_stop_response": bool(turn.incoming.is_stop_response),
             "co_responder_keys": [persona_key(pid) for pid in responders],
             "reminder": reminder_json(turn),
+            **manual_json(turn),
         },
+    }
+
+
+def manual_json(turn: ChatTurn) -> JSONDict:
+    """The manual parts of a turn (BC7-03 impersonation, the BC8 prefill, directive and reasoning
+    query), which the prompt shows; the format keeps the values, not who asked for them."""
+    incoming = turn.incoming
+    return {
+        "impersonated_user_disc_id": incoming.impersonated_user_id if incoming.is_user_impersonation else None,
+        "manual_prefill": incoming.manual_prefill,
+        "manual_directive": incoming.manual_system_prompt,
+        "reasoning_directive": incoming.reasoning_query if incoming.force_reason else None,
     }
 
 

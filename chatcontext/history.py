@@ -23,6 +23,7 @@ from chatcontext.config import StageConfig
 from chatcontext.idmap import MessageIdMap
 from chatcontext.merge import HistoryMerger
 from chatcontext.notices import marker_kind
+from chatcontext.participants.model import typed_persona_id
 from chatcontext.simplify import SimplifyContext, Visibility, simplify_message
 from chatcontext.simplify.authors import is_tomori_authored
 from chatcontext.simplify.base import DEBUG_PREFIX
@@ -190,14 +191,14 @@ def prefetch_references(
             if target is not None:
                 refs.reply_targets[message.id] = target
         if is_forward(message):
-            copied_from = message
+            # The forward whose snapshots are shown: this one, or the end of its chain. Their words are
+            # its origin's, and the origin's author decides whether they may be shown (hardening).
+            shown = message
             if all(snapshot_is_empty(s) for s in message.message_snapshots):
                 chain = resolve_forward_chain(message, lookup, config.forward_chain_max_depth)
-                refs.forward_chains[message.id] = chain[1] if chain else None
-                copied_from = chain[0] if chain else message
-            # The snapshots shown copy the message the last hop references: its author is the one
-            # whose privacy decides (a visible user forwarding a forward of a FULL user's words).
-            origin_id = copied_from.reference.message_id if copied_from.reference else None
+                refs.forward_chains[message.id] = chain.message_snapshots if chain is not None else None
+                shown = chain or message
+            origin_id = shown.reference.message_id if shown.reference else None
             origin = transport.get_cached_message(origin_id) if origin_id else None
             if origin is not None:
                 refs.forward_origin_authors[message.id] = origin.author
@@ -498,12 +499,18 @@ def _run_loop(
             exclusions.append(_exclusion(message, "dropped_empty"))
             continue
         last_blocked = None
-        user_ids.setdefault(outcome.entry.author_id)
+        # A re-attributed entry (BC3-21 system notices) is the system's, not its author's.
+        user_ids.setdefault(
+            identity.participant_id if outcome.entry.author_id == identity.author_id else outcome.entry.author_id
+        )
         merger.add(outcome.entry, outcome.is_debug)
 
     # BC2-13 with participants.md U-6 [DES]: system ids (`system-embed`, `system-user-join:*`) and
-    # Matrix relay webhook ids have no profile and are left out.
-    visible = [uid for uid in user_ids if uid.isdigit() and uid not in matrix_relay_ids]
+    # Matrix relay webhook ids have no profile and are left out; persona webhooks take part as
+    # `persona:N` (U-4).
+    visible = [
+        uid for uid in user_ids if (uid.isdigit() or typed_persona_id(uid) is not None) and uid not in matrix_relay_ids
+    ]
     if not turn.incoming.is_user_impersonation and turn.bot_user.id not in visible:
         visible.append(turn.bot_user.id)
     return HistoryResult(

@@ -86,21 +86,28 @@ def recipient_names(transport: ChatTransport, user_id: str | None) -> list[str]:
     return list(dict.fromkeys(n.strip() for n in names if n and n.strip()))
 
 
+def turn_mention_directory(turn: ChatTurn, transport: ChatTransport) -> MentionDirectory:
+    """The one mention directory of a turn (R-14): participant hydration registers everyone it
+    hydrates with the names P-02 allows, and the builder's texts resolve through the same directory,
+    so a person has one name in the whole prompt (P-07)."""
+    bot_member = transport.get_cached_member(turn.bot_user.id)
+    return MentionDirectory(
+        bot_user_id=turn.bot_user.id,
+        bot_display_name=bot_member.effective_display_name if bot_member else None,
+    )
+
+
 def mention_converter(
     turn: ChatTurn,
     persona: PersonaInfo,
-    transport: ChatTransport,
+    directory: MentionDirectory,
     deps: HydrationDeps,
     texts: Iterable[str],
 ) -> Callable[[str], str]:
     """The mention step of R-14 for builder texts (`<@id>`, `<#id>`, `<@&id>`, channel links →
-    names), with placeholders left as written. Users who are not hydrated participants get live
-    names only: the fail-closed reading of P-07. Discord reads only, no SQL."""
-    bot_member = transport.get_cached_member(turn.bot_user.id)
-    directory = MentionDirectory(
-        bot_user_id=turn.bot_user.id,
-        bot_display_name=bot_member.effective_display_name if bot_member else None,
-    )
+    names), with placeholders left as written, through the turn's directory. Users who are not
+    hydrated participants get live names only: the fail-closed reading of P-07. Discord reads only,
+    no SQL."""
     extend_directory(directory, texts, deps)
     personalization = turn.server.personal_memories_enabled
 
@@ -353,6 +360,7 @@ def build_turn_context(
 
     triggerer_id = incoming.message.author.id
     target_indexes = TargetIndexCodec()
+    mentions = turn_mention_directory(turn, transport)
     participant_items = build_participant_context_items(
         prepared,
         ActivePersonaScope(
@@ -382,6 +390,7 @@ def build_turn_context(
         triggerer_formatted_name=turn.triggerer_formatted_name,
         triggerer_address_term=turn.triggerer_address_term,
         codec=target_indexes,
+        mention_directory=mentions,
     )
     durations["participants_ms"] = _elapsed_ms(clock, step)
 
@@ -421,7 +430,7 @@ def build_turn_context(
             ),
             impersonation=impersonation,
             explicit_long_term_memory_intent=streaming.explicit_long_term_memory_intent,
-            convert_mentions=mention_converter(turn, persona, transport, deps, builder_texts),
+            convert_mentions=mention_converter(turn, persona, mentions, deps, builder_texts),
         )
     )
 

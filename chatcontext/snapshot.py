@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -60,6 +61,12 @@ from personas import models as m
 FORMAT = "tomori-turn-snapshot/1"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"
+# json.loads and the schema validator recurse once per level of nesting, so a deeper document is
+# refused before either sees it (the deepest a real snapshot gets, a forwarded Components-V2 tree, is
+# about a dozen levels).
+MAX_DEPTH = 64
+# More digits than any bounded integer of the schema has (ids are strings).
+MAX_INTEGER_DIGITS = 20
 
 
 class SnapshotError(ValueError):
@@ -102,17 +109,85 @@ def _reject_constant(name: str) -> None:
     raise SnapshotError(ROOT_PATH, f"{name} is not valid JSON")
 
 
+def _parse_int(text: str) -> int | float:
+    """An integer longer than any the schema allows becomes a float (infinite when huge), which the
+    schema then reports at its path as out of range; Python refuses to convert integers of more than
+    4,300 digits at all."""
+    return float(text) if len(text.lstrip("-")) > MAX_INTEGER_DIGITS else int(text)
+
+
+_NESTING_TOKENS = re.compile(r'"(?:[^"\\]|\\[\s\S])*"|[\[\]{}]')
+
+
+def _line_column(text: str, position: int) -> str:
+    line = text.count("\n", 0, position) + 1
+    column = position - text.rfind("\n", 0, position)
+    return f"line {line}, column {column}"
+
+
+def check_nesting(text: str) -> None:
+    """Refuse JSON text nested deeper than MAX_DEPTH before it is parsed (brackets inside strings do
+    not count). Malformed text is left to the parser."""
+    depth = 0
+    for token in _NESTING_TOKENS.finditer(text):
+        char = text[token.start()]
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                where = _line_column(text, token.start())
+                raise SnapshotError(ROOT_PATH, f"nested deeper than {MAX_DEPTH} levels at {where}")
+        elif char in "]}":
+            depth -= 1
+
+
 def parse_json(text: str | bytes) -> Any:
-    """The JSON value of ``text``; malformed input → SnapshotError naming line and column."""
+    """The JSON value of ``text``; malformed or too deeply nested input → SnapshotError naming line
+    and column."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SnapshotError(ROOT_PATH, f"not UTF-8 text (byte {exc.start})") from None
+    check_nesting(text)
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+        return json.loads(
+            text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant, parse_int=_parse_int
+        )
     except json.JSONDecodeError as exc:
         raise SnapshotError(ROOT_PATH, f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+# Characters JSON can escape but no replay can keep: an unpaired surrogate (`\ud800`) is no Unicode
+# text (it cannot be printed or stored), and PostgreSQL stores no NUL in text or JSON columns.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def _unstorable(char: str) -> str:
+    if char == "\x00":
+        return "NUL character U+0000 (no database stores it in text)"
+    return f"unpaired surrogate U+{ord(char):04X} (not Unicode text)"
+
+
+def check_values(doc: Any) -> None:
+    """What JSON allows but no replay can use, in any value (the schema cannot say it): nesting deeper
+    than MAX_DEPTH (for a document that did not come through ``parse_json``), and strings holding an
+    unpaired surrogate or a NUL. Keys count as strings; the first offender in document order is named
+    by its path."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict | list) and len(path) >= MAX_DEPTH:
+            raise SnapshotError(format_path(path), f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, str):
+            if (bad := _UNSTORABLE.search(value)) is not None:
+                raise SnapshotError(format_path(path), _unstorable(bad.group()))
+        elif isinstance(value, dict):
+            for key in value:
+                if (bad := _UNSTORABLE.search(key)) is not None:
+                    raise SnapshotError(format_path(path), f"in a key: {_unstorable(bad.group())}")
+            stack.extend((item, (*path, key)) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(value))))
 
 
 def format_path(parts: Iterable[str | int]) -> str:
@@ -127,8 +202,8 @@ def format_path(parts: Iterable[str | int]) -> str:
 
 
 _PATTERN_PHRASES = {
-    "^[0-9]+$": "must be a string of digits (a Discord id)",
-    "^([0-9]+|@[^:\\s]+:\\S+)$": "must be a Discord id (digits) or a Matrix id (@user:host)",
+    "^[0-9]{1,20}(?!\\n)$": "must be a string of 1 to 20 ASCII digits (a Discord id)",
+    "^([0-9]{1,20}|@[^:\\s]+:\\S+)(?!\\n)$": "must be a Discord id (1 to 20 ASCII digits) or a Matrix id (@user:host)",
 }
 
 
@@ -232,6 +307,8 @@ def check_references(doc: Mapping[str, Any]) -> None:
     _check_unique(_items(doc, "blacklist"), "user_disc_id", "blacklist", "user id")
     reminders_with_id = [r for r in _items(doc, "reminders") if r.get("id") is not None]
     _check_unique(reminders_with_id, "id", "reminders", "reminder id")
+    memories_with_id = [pm for pm in _items(doc, "personal_memories") if pm.get("id") is not None]
+    _check_unique(memories_with_id, "id", "personal_memories", "memory id")
     user_ids = {u["disc_id"] for u in users}
     for i, memory in enumerate(_items(doc, "personal_memories")):
         if memory["user_disc_id"] not in user_ids:
@@ -243,7 +320,8 @@ def check_references(doc: Mapping[str, Any]) -> None:
 
 
 def validate_snapshot(doc: Any) -> JSONDict:
-    """Schema + references; returns the document (a dict) when it is replayable."""
+    """Values, schema and references; returns the document (a dict) when it is replayable."""
+    check_values(doc)
     validate_schema(doc)
     check_references(doc)
     valid: JSONDict = doc
@@ -500,6 +578,9 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
 
     memories = [
         m.PersonalMemory(
+            # Without an id the database numbers a memory after the highest given one (from 1 on an empty
+            # scratch database), in document order.
+            **({"personal_memory_id": pm["id"]} if pm.get("id") is not None else {}),
             user_id=user_ids[pm["user_disc_id"]],
             persona_lineage_id=pm["persona_lineage_id"],
             content=pm["content"],

@@ -272,6 +272,7 @@ class _Hydration:
         corpus: str | None,
         impersonated_identity_name: str | None,
         expand_attribute_macros: Callable[[str], str] | None,
+        mention_directory: MentionDirectory | None,
     ) -> None:
         self.prepared = prepared
         self.scope = scope
@@ -289,7 +290,7 @@ class _Hydration:
         self.personalization = server.personal_memories_enabled
         self.lineage = scope.lineage_id or 0
         self.calls = _Calls()
-        self.directory = MentionDirectory(bot_user_id=self.bot_user_id)
+        self.directory = mention_directory if mention_directory is not None else MentionDirectory(self.bot_user_id)
         self.memory_entries: list[MemoryEntry] = []
 
     # -- loading (batched) ---------------------------------------------------------------------
@@ -881,14 +882,17 @@ def hydrate_participant_profiles(
     conversation_corpus: str | None = None,
     impersonated_identity_name: str | None = None,
     expand_attribute_macros: Callable[[str], str] | None = None,
+    mention_directory: MentionDirectory | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> HydrationResult:
     """H-01..H-22: profiles in seed order (public-only personas last), persona task lines, diagnostics.
 
     ``bot_name`` defaults to the active persona's nickname. ``conversation_corpus`` comes from
     ``build_conversation_corpus`` (None when memory tagging is off). ``expand_attribute_macros`` is
-    the tool layer's macro resolver for public attributes (H-19). ``clock`` only measures the
-    duration reported in the diagnostics.
+    the tool layer's macro resolver for public attributes (H-19). ``mention_directory`` is the turn's
+    one directory (R-14): the participants are registered in it with the names P-02 allows, so every
+    later conversion of the turn names them alike; None gives the run a directory of its own.
+    ``clock`` only measures the duration reported in the diagnostics.
     """
     started = clock()
     seeds = prepared.discovery_plan.seeds
@@ -910,6 +914,7 @@ def hydrate_participant_profiles(
         corpus=conversation_corpus if server.memory_tagging_enabled else None,
         impersonated_identity_name=impersonated_identity_name,
         expand_attribute_macros=expand_attribute_macros,
+        mention_directory=mention_directory,
     )
     if not seeds:
         result = HydrationResult([], [], {"profile_count": 0, "external_calls": dict(run.calls.reads)})

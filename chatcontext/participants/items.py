@@ -14,7 +14,7 @@ from typing import Any
 
 from chatcontext.participants.hydration import HydrationResult, RequestSnapshot, hydrate_participant_profiles
 from chatcontext.participants.loaders import HydrationDeps
-from chatcontext.participants.mentions import convert_mentions, extend_directory
+from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
 from chatcontext.participants.model import ActivePersonaScope, HydratedParticipantProfile, PreparedParticipantContext
 from chatcontext.participants.projection import build_memory_projection
 from chatcontext.participants.render import RenderClock, render_participant_prompt, visible_field
@@ -81,11 +81,13 @@ def build_participant_context_items(
     triggerer_address_term: str | None = None,
     expand_attribute_macros: Callable[[str], str] | None = None,
     codec: TargetIndexCodec | None = None,
+    mention_directory: MentionDirectory | None = None,
 ) -> ParticipantItems:
     """R-01: profile (above history), presence and current context (tail) for one persona turn.
 
     No seeds → no items at all (H-03). The presence item is omitted when no profile has a visible
     status line; the profile and current-context items are always emitted otherwise.
+    ``mention_directory``: the turn's one directory, which hydration fills (R-14, P-07).
     """
     if not prepared.discovery_plan.seeds:
         return ParticipantItems(diagnostics={"hydration": {"profile_count": 0}, "item_count": 0})
@@ -104,6 +106,7 @@ def build_participant_context_items(
         conversation_corpus=conversation_corpus,
         impersonated_identity_name=impersonated_identity_name,
         expand_attribute_macros=expand_attribute_macros,
+        mention_directory=mention_directory,
     )
     profiles = hydrated.profiles
     index = build_target_index(profiles)

@@ -96,6 +96,13 @@ class ParticipantKey:
         return cls("bot", discord_id)
 
 
+def typed_persona_id(value: str) -> int | None:
+    """N of the typed form `persona:N` only. Bare digits in a list of participant ids are a Discord
+    id (U-4): a persona's internal id shares its digits with short Discord ids."""
+    text = value.strip()
+    return parse_persona_id(text) if text.startswith("persona:") else None
+
+
 def parse_persona_id(value: str) -> int | None:
     """D-03: `persona:N` or bare `N` (digits only); anything else → None."""
     text = value.strip()

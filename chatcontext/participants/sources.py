@@ -24,6 +24,7 @@ from chatcontext.participants.model import (
     PreparationInput,
     PublicPersonaProfile,
     parse_persona_id,
+    typed_persona_id,
 )
 from chatcontext.participants.registry import DEFAULT_TIMEOUT_MS, order_registrations, timeout_ms_from_env
 from chatcontext.types import PersonaInfo
@@ -240,8 +241,12 @@ def visible_source(ctx: CompositionContext) -> list[ParticipantCandidate]:
             candidate = _synthetic_candidate(user_id, inp.synthetic_users[user_id], active_id)
             candidate.evidence = None  # a visible author: evidence is its reason (D-28, not D-29)
             out.append(candidate)
-        elif active_id is not None and parse_persona_id(user_id) == active_id:
-            out.append(ParticipantCandidate(ParticipantKey.persona(active_id), {"active_identity"}))
+        elif (persona_id := typed_persona_id(user_id)) is not None:
+            # D-28 (d) in its typed form only: bare digits are a Discord user (e), whatever persona
+            # id they spell, so a user whose id is `1` never becomes persona 1 (U-4).
+            if persona_id != active_id:
+                raise ParticipantSourceError("a persona id is visible without a synthetic entry")
+            out.append(ParticipantCandidate(ParticipantKey.persona(persona_id), {"active_identity"}))
         else:
             out.append(ParticipantCandidate(ParticipantKey.discord_user(user_id), {"visible_author"}))
     return out

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from chatcontext.participants.model import ParticipantKey
 from chatcontext.simplify.base import SimplifyContext
 from chatcontext.types import DiscordMessage, PersonaInfo
 
@@ -152,6 +153,14 @@ class AuthorIdentity:
     def is_persona(self) -> bool:
         return self.author_type == "persona"
 
+    @property
+    def participant_id(self) -> str:
+        """The id this author takes part under (participants.md U-4/U-5): a persona webhook's typed
+        synthetic key, everyone else's author id."""
+        if self.synthetic_user is not None and self.synthetic_user[1].get("type") == "persona":
+            return self.synthetic_user[0]
+        return self.author_id
+
 
 def resolve_author(message: DiscordMessage, ctx: SimplifyContext, *, is_debug: bool) -> AuthorIdentity:
     """BC3-10: bot user or honoured debug message → the main persona; persona webhook → that persona;
@@ -178,6 +187,11 @@ def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyCont
     if match is not None:
         persona = match.persona
         author_id = str(persona.persona_id) if persona.persona_id is not None else persona.persona_nickname
+        # The entry's author id is the internal persona id; as a participant it is typed (D-03), so a
+        # Discord user whose id has the same digits stays that user.
+        participant_id = (
+            ParticipantKey.persona(persona.persona_id).serialized if persona.persona_id is not None else author_id
+        )
         label = persona_label(match, message.id, ctx)
         return AuthorIdentity(
             author_id=author_id,
@@ -186,7 +200,7 @@ def _resolve_webhook(message: DiscordMessage, webhook_id: str, ctx: SimplifyCont
             persona_name=persona.persona_nickname,
             persona_id=persona.persona_id,
             persona_lineage_id=persona.persona_lineage_id,
-            synthetic_user=(author_id, {"display_name": label, "type": "persona"}),
+            synthetic_user=(participant_id, {"display_name": label, "type": "persona"}),
         )
     name = webhook_label(username)
     impersonated = ctx.visibility.impersonation_relays.get(webhook_id)

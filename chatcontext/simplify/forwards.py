@@ -22,11 +22,10 @@ def snapshot_is_empty(snapshot: ForwardSnapshot) -> bool:
 
 def resolve_forward_chain(
     message: DiscordMessage, fetch: Callable[[str], DiscordMessage | None], max_depth: int
-) -> tuple[DiscordMessage, tuple[ForwardSnapshot, ...]] | None:
+) -> DiscordMessage | None:
     """BC3-12: a forward of a forward arrives with empty snapshots; re-fetch the forwarded message and
-    use its snapshots, up to `max_depth` hops. Returns the hop whose snapshots are used (its reference
-    names the message they copy, whose author the privacy check needs) with those snapshots; None =
-    unresolved (unreadable, not a forward, exhausted)."""
+    use its snapshots, up to `max_depth` hops. Returns the forward whose snapshots are used (their
+    words are its origin's), None when unresolved (unreadable, not a forward, exhausted)."""
     current = message
     snapshots = message.message_snapshots
     hops = 0
@@ -39,7 +38,7 @@ def resolve_forward_chain(
             return None
         hops += 1
         current, snapshots = fetched, fetched.message_snapshots
-    return current, snapshots
+    return current
 
 
 @dataclass
@@ -60,9 +59,8 @@ def _snapshot_author(snapshot: ForwardSnapshot, ctx: SimplifyContext) -> str:
 
 def _snapshot_hidden(message: DiscordMessage, snapshot: ForwardSnapshot, ctx: SimplifyContext) -> bool:
     """Hardening: a snapshot by a privacy-FULL or blocked author is left out entirely (the reference
-    shows it). The author comes from the snapshot, else from the cached origin message (for a chain,
-    the message its last hop copied); Discord omits both for cross-channel forwards, and then nothing
-    can be checked."""
+    shows it). The author comes from the snapshot, else from the cached origin message; Discord omits
+    both for cross-channel forwards, and then nothing can be checked."""
     author = snapshot.author or ctx.forward_origin_authors.get(message.id)
     return author is not None and ctx.visibility.is_hidden_author(author.id)
 

@@ -31,15 +31,16 @@ def test_s26_bc3_10_persona_webhook() -> None:
         "Ellen",
     )
     assert (entry.author_persona_id, entry.author_persona_lineage_id) == (2, 20)
-    assert run.result.synthetic_users == {"2": {"display_name": "Ellen", "type": "persona"}}
-    assert "2" in run.result.user_ids
+    # As a participant the persona is typed (U-4): a Discord user with the id "2" is someone else.
+    assert run.result.synthetic_users == {"persona:2": {"display_name": "Ellen", "type": "persona"}}
+    assert "persona:2" in run.result.user_ids and "2" not in run.result.user_ids
 
 
 def test_s27_bc3_10_render_modifier() -> None:
     run = run_history([webhook_msg("m1", "Ann (Ellen)", "hi")])
     entry = run.entries[0]
     assert (entry.author_id, entry.author_name, entry.persona_name) == ("2", "Ellen (Ann)", "Ellen")
-    assert run.result.synthetic_users == {"2": {"display_name": "Ellen (Ann)", "type": "persona"}}
+    assert run.result.synthetic_users == {"persona:2": {"display_name": "Ellen (Ann)", "type": "persona"}}
 
 
 def test_bc3_10_render_modifier_outer_persona() -> None:

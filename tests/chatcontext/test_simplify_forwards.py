@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chatcontext.config import StageConfig
-from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference, PrivacyLevel
-from tests.chatcontext.builders import ANN, BOB, BOT, msg, png, run_history
+from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference
+from tests.chatcontext.builders import ANN, BOB, BOT, CARL, at, msg, png, run_history
 
 
 def forward(message_id: str, *snapshots: ForwardSnapshot, origin: str = "o1", content: str = "") -> DiscordMessage:
@@ -78,14 +78,14 @@ def test_bc3_14_bot_snapshot_notice_replaces_the_text() -> None:
     assert run.entries[0].author_id != "system-embed"
 
 
-def test_bc3_12_forward_of_a_forward_of_a_full_users_message_shows_none_of_it() -> None:
-    """Hardening of BC3-12 (found by the history property test): the snapshots a chain resolves to copy
-    the message its last hop references, so that message's author decides, not the first hop's."""
-    words = msg("o0", BOB, "BOB_FULL_WORDS in the window")
-    first_hop = forward("mid", ForwardSnapshot(content=words.content), origin="o0")
-    run = run_history(
-        [words, first_hop, forward("w1", ForwardSnapshot(), origin="mid", content="look")],
-        privacy={BOB.id: PrivacyLevel.FULL},
-    )
-    assert all("BOB_FULL_WORDS" not in (entry.content or "") for entry in run.entries)
-    assert run.entries[-1].content == "look"
+def test_bc3_12_hardening_a_chain_is_judged_by_the_author_of_the_message_it_shows() -> None:
+    """Bob forwards Carl's words and Ann forwards Bob's forward (Discord sends it empty): the chain
+    shows Carl's words, so Carl's privacy decides, not Bob's. With Carl FULL nothing of his is shown."""
+    carls = msg("z", CARL, "carl's secret", ts=at(9))
+    bobs = forward("mid", ForwardSnapshot(content="carl's secret"), origin="z")
+    bobs = replace(bobs, author=BOB, created_timestamp=at(9, 30))
+    anns = forward("w1", ForwardSnapshot(), origin="mid", content="look")
+    visible = run_history([carls, bobs, anns])
+    assert "carl's secret" in (visible.entries[-1].content or "")
+    hidden = run_history([carls, bobs, anns], privacy={CARL.id: 2})
+    assert all("carl's secret" not in (e.content or "") for e in hidden.entries)

@@ -143,12 +143,23 @@ def test_d28_visible_synthetic_entries_and_active_persona_ids():
     assert ("persona:2", "historical_persona") in evidence
 
 
+def test_d28_u4_bare_digits_are_a_discord_user_whatever_persona_id_they_spell():
+    """A user whose Discord id is "1" while Tomori (persona 1) is active stays a user; only the typed
+    `persona:1` is the active identity."""
+    prepared = prepare(preparation_input([msg("1", "1", "hi")], visible=["1", "persona:1", B]))
+    assert seeds(prepared) == ["discord_user:1", "persona:1", f"bot:{B}"]
+    assert seed(prepared, "discord_user:1").reasons == {"visible_author"}
+    assert seed(prepared, "persona:1").reasons == {"active_identity"}
+
+
 @pytest.mark.parametrize(
     ("visible", "synthetic"),
     [
         ([" "], {}),
         ([B], {B: {"display_name": "x", "type": "webhook"}}),
         (["p9"], {"p9": {"display_name": "x", "type": "persona"}}),
+        # A typed persona id of another persona needs its synthetic entry (b).
+        (["persona:3"], {}),
     ],
 )
 def test_d28_invalid_visible_identities_raise(visible, synthetic):  # type: ignore[no-untyped-def]

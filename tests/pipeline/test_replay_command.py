@@ -17,6 +17,7 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
+from chatcontext.minimise import minimise_snapshot
 from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.paths import EXAMPLE_EXPECTED as GOLDEN
@@ -106,6 +107,95 @@ def test_malformed_json_and_missing_files_exit_2(tmp_path: Path) -> None:
     assert (code, out) == (2, "") and err.endswith("absent.json: cannot read (No such file or directory)\n")
 
 
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _example_text(now_ms: str) -> str:
+    doc = example_doc()
+    doc["now_ms"] = 0
+    return json.dumps(doc).replace('"now_ms": 0', f'"now_ms": {now_ms}', 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # json.loads and the schema validator recurse per level: a traceback before the bound.
+        (_deep(100_000), "$: nested deeper than 64 levels at line 1, column 65"),
+        ('{"format":\n' + _deep(100_000) + "}", "$: nested deeper than 64 levels at line 2, column 64"),
+        # Python refuses to convert an integer of more than 4,300 digits (a ValueError).
+        (_example_text("9" * 5000), "now_ms: expected integer"),
+        (_example_text("9" * 21), "now_ms: must be at most 253370764800000"),
+    ],
+)
+@BOTH
+def test_deep_nesting_and_huge_numbers_exit_2_with_one_line(tmp_path: Path, text: str, line: str) -> None:
+    assert run(write(tmp_path, text)) == (2, "", line + "\n")
+
+
+@BOTH
+def test_brackets_inside_strings_are_not_nesting(tmp_path: Path) -> None:
+    doc = example_doc()
+    doc["messages"][3]["content"] = "[{" * 50_000
+    code, _, err = run(write(tmp_path, doc))
+    assert (code, err) == (0, "")
+
+
+def _set(path: list[str | int], value: Any) -> Any:
+    def mutate(doc: dict[str, Any]) -> None:
+        node: Any = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return mutate
+
+
+LAST_MS = "must be at most 253370764800000"
+DISCORD_ID = "must be a string of 1 to 20 ASCII digits (a Discord id)"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "line"),
+    [
+        # A datetime overflow (exit 1) before the schema bounded times to 1970..9999.
+        (_set(["now_ms"], 10**30), f"now_ms: {LAST_MS}"),
+        (_set(["now_ms"], -1), "now_ms: must be at least 0"),
+        (_set(["messages", 2, "created_timestamp"], 10**16), f"messages[2].created_timestamp: {LAST_MS}"),
+        # An integer beyond SQLite's 64 bits (exit 1) before every integer of the schema was bounded.
+        (_set(["personas", 0, "persona_lineage_id"], 2**63), "personas[0].persona_lineage_id: must be at most 2**63-1"),
+        # A lone surrogate cannot be printed or stored (UnicodeEncodeError, exit 1).
+        (
+            _set(["messages", 3, "content"], "hi \ud800"),
+            "messages[3].content: unpaired surrogate U+D800 (not Unicode text)",
+        ),
+        (_set(["server", "name"], "\udfff"), "server.name: unpaired surrogate U+DFFF (not Unicode text)"),
+        (_set(["server", "\ud83d"], "x"), "server: in a key: unpaired surrogate U+D83D (not Unicode text)"),
+        # PostgreSQL stores no NUL in text or JSON (a DataError on --record).
+        (_set(["channel", "name"], "a\x00b"), "channel.name: NUL character U+0000 (no database stores it in text)"),
+        # Ids are ASCII digits: Python's isdigit (and int) accept any Unicode digit.
+        (_set(["messages", 3, "author", "id"], "\u0661\u0662"), f"messages[3].author.id: {DISCORD_ID}"),
+        (_set(["messages", 3, "author", "id"], "1" * 21), f"messages[3].author.id: {DISCORD_ID}"),
+        (_set(["messages", 3, "author", "id"], "12\n"), f"messages[3].author.id: {DISCORD_ID}"),
+    ],
+)
+@BOTH
+def test_out_of_range_and_unstorable_values_exit_2_naming_the_path(tmp_path: Path, mutate: Any, line: str) -> None:
+    doc = example_doc()
+    mutate(doc)
+    assert run(write(tmp_path, doc)) == (2, "", line.replace("2**63-1", str(2**63 - 1)) + "\n")
+
+
+@BOTH
+def test_a_surrogate_pair_is_text_and_replays(tmp_path: Path) -> None:
+    """Only an unpaired surrogate is refused: an escaped pair is one character (here U+1F989)."""
+    doc = example_doc()
+    doc["messages"][3]["content"] = "an owl \U0001f989"
+    assert "\\ud83e\\udd89" in json.dumps(doc)
+    code, out, err = run(write(tmp_path, doc))
+    assert (code, err) == (0, "") and "an owl \U0001f989" in out
+
+
 def _subprocess(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in STAGE_TUNABLES and k != "DATABASE_URL"}
     env["TOMORI_VAR_DIR"] = str(tmp_path / "var")
@@ -132,6 +222,9 @@ def test_separate_processes_give_byte_identical_output_and_never_a_traceback(tmp
     bad = _subprocess([write(tmp_path, doc)], tmp_path)
     assert (bad.returncode, bad.stdout, bad.stderr) == (2, "", "messages[3].author.id: required\n")
     assert "Traceback" not in bad.stderr
+    deep = _subprocess([write(tmp_path, _deep(100_000), "deep.json")], tmp_path)
+    too_deep = "$: nested deeper than 64 levels at line 1, column 65\n"
+    assert (deep.returncode, deep.stdout, deep.stderr) == (2, "", too_deep)
 
 
 @BOTH
@@ -198,7 +291,13 @@ def test_record_stores_only_the_prompt_record() -> None:
         record.persona.persona_nickname == "Tomori"
         and record.trigger_message_disc_id == DOC["turn"]["trigger_message_id"]
     )
-    assert record.snapshot == example_doc()
+    assert record.snapshot == minimise_snapshot(example_doc())
+    # What the turn never showed is not stored: Wren's (FULL) words and memory, Sprocket's lineage,
+    # Tobias's (blacklisted) memory; the stored snapshot replays to the same output.
+    stored = json.dumps(record.snapshot)
+    for withheld in ("4471", "night shifts at the bakery", "to wave hello", "Saturday market"):
+        assert withheld not in stored
+    assert "fume extractor" in stored and "prefers metric screws" in stored
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert [{k: v for k, v in i.items() if k != "token_estimate"} for i in record.context_items] == golden[
         "context_items"

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from chatcontext.snapshot import SnapshotError, load_snapshot_json, parse_json, validate_snapshot
+from chatcontext.snapshot import (
+    MAX_DEPTH,
+    SnapshotError,
+    check_values,
+    load_snapshot_json,
+    parse_json,
+    schema,
+    validate_snapshot,
+)
 from tests.paths import EXAMPLE, EXAMPLES
 
 GOLDEN = Path(__file__).resolve().parent / "cases"
@@ -91,7 +99,10 @@ def test_unknown_keys_are_errors_everywhere(mutate: Any, expected: str) -> None:
         (lambda d: d["users"][0].update(timezone_offset="9"), "users[0].timezone_offset: expected integer or null"),
         (lambda d: d["users"][1].update(privacy_level=3), "users[1].privacy_level: must be one of 0, 1, 2 or null"),
         (lambda d: d.update(format="tomori-turn-snapshot/2"), 'format: must be "tomori-turn-snapshot/1"'),
-        (lambda d: d["messages"][0].update(id="msg-1"), "messages[0].id: must be a string of digits (a Discord id)"),
+        (
+            lambda d: d["messages"][0].update(id="msg-1"),
+            "messages[0].id: must be a string of 1 to 20 ASCII digits (a Discord id)",
+        ),
         (lambda d: d["messages"][0]["author"].update(id=11), "messages[0].author.id: expected string"),
         (lambda d: d.update(personas=[]), "personas: must not be empty"),
         (
@@ -149,6 +160,10 @@ def test_root_must_be_an_object() -> None:
             "personal_memories[0].user_disc_id: no entry in users has this id",
         ),
         (
+            lambda d: [pm.update(id=7) for pm in d["personal_memories"][:2]],
+            "personal_memories[1].id: duplicate memory id 7",
+        ),
+        (
             lambda d: d["voice_transcripts"][0].update(attachment_id="1"),
             "voice_transcripts[0].attachment_id: no message carries this attachment",
         ),
@@ -185,3 +200,42 @@ def test_nulls_are_accepted_for_optional_keys() -> None:
     doc["server"]["settings"] = None
     doc["messages"][0]["reactions"] = None
     assert validate_snapshot(copy.deepcopy(doc)) == doc
+
+
+def _numbers(node: Any, path: str = "$") -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _numbers(item, f"{path}/{i}")]
+    if not isinstance(node, dict):
+        return []
+    kind = node.get("type")  # a dict where "type" is a property name
+    types = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
+    own = [(path, node)] if {"integer", "number"} & set(types) else []
+    return own + [found for key, item in node.items() for found in _numbers(item, f"{path}/{key}")]
+
+
+def test_every_number_of_the_schema_is_bounded() -> None:
+    """An unbounded integer overflows a datetime (times), SQLite's 64 bits (lineages) or the host's
+    int conversion; each number of the format has a range the pipeline can use (turn-snapshot.md §3:
+    bad input is a one-line error, never an internal one)."""
+    numbers = _numbers(schema())
+    assert len(numbers) > 20
+    unbounded = [path for path, node in numbers if not {"minimum", "maximum"} <= node.keys()]
+    assert unbounded == []
+    assert schema()["$defs"]["ms"]["maximum"] == 253370764800000  # 9999-01-01T00:00:00Z
+
+
+@pytest.mark.parametrize("depth", [63, 64, 65])
+def test_in_memory_documents_are_bounded_in_depth_too(depth: int) -> None:
+    """A document that did not come from text (a stored record's snapshot) is checked before the
+    recursive schema validation as well; the bound is the text parser's."""
+    nested: Any = "x"
+    for _ in range(depth):
+        nested = [nested]
+    if depth <= MAX_DEPTH:
+        check_values(nested)
+        parse_json(json.dumps(nested))
+    else:
+        with pytest.raises(SnapshotError, match=r"^\[0\]\[0\].*: nested deeper than 64 levels$"):
+            check_values(nested)
+        with pytest.raises(SnapshotError, match=r"^\$: nested deeper than 64 levels at line 1, column 65$"):
+            parse_json(json.dumps(nested))

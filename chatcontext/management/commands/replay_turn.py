@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.config import StageConfig
+from chatcontext.minimise import minimise_snapshot
 from chatcontext.models import PromptRecord
 from chatcontext.records import store_prompt_record
 from chatcontext.replay import replay_snapshot
@@ -31,8 +32,9 @@ The snapshot's rows are loaded into a private scratch database and rolled back: 
 the command, and the live database neither shapes nor sees the replay. The same snapshot gives
 byte-identical output on every run (with the same environment tunables).
 
-exit status: 0 success; 2 bad input (unreadable file, malformed JSON, schema violation, unknown
-persona_key or trigger_message_id) with one line on stderr naming the offending path, e.g.
+exit status: 0 success; 2 bad input (unreadable file, malformed JSON or JSON nested deeper than 64
+levels, schema violation such as a number out of range, a string with an unpaired surrogate or a
+NUL, unknown persona_key or trigger_message_id) with one line on stderr naming the offending path, e.g.
   messages[3].author.id: required
 1 internal error.
 
@@ -67,7 +69,9 @@ class Command(BaseCommand):
             "--record",
             action="store_true",
             help="also store the assembled turn as a prompt record (source 'replay') of the server with the "
-            "snapshot's server.disc_id, which must exist in the database; nothing else is stored",
+            "snapshot's server.disc_id, which must exist in the database, with the snapshot minimised as "
+            "every stored snapshot is (no privacy-FULL user's words, no memory the turn cannot load); nothing "
+            "else is stored",
         )
 
     def fail(self, line: str, status: int = 2) -> NoReturn:
@@ -92,7 +96,9 @@ class Command(BaseCommand):
             ctx = replay_snapshot(doc, config=StageConfig.from_env())
             output = turn_output(ctx)
             record = (
-                store_prompt_record(ctx, snapshot=doc, source=PromptRecord.Source.REPLAY) if options["record"] else None
+                store_prompt_record(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY)
+                if options["record"]
+                else None
             )
         except SnapshotError as exc:
             self.fail(str(exc))

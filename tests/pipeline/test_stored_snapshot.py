@@ -1,0 +1,360 @@
+"""The stored snapshot holds what its turn needs to replay, and nothing it could not show (issue 13).
+
+Property over generated channels: a turn assembled against live rows, captured the way the bot
+captures it (``bot.turn_snapshot.capture_snapshot``) and stored (``store_prompt_record``), replays
+from the stored JSON to the recorded context items exactly, and to the same output document, byte
+for byte, as everything the turn read (``read_snapshot``); yet the stored JSON holds no text of a
+privacy-FULL author or of one the persona blocks, no memory the persona cannot load (another lineage,
+a FULL, PARTIAL or blacklisted owner, personalization off), no reminder it cannot show and no server
+secret.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.turn_snapshot import capture_snapshot, read_snapshot
+from chatcontext.config import StageConfig
+from chatcontext.management.commands import minimise_snapshots
+from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.minimise import WITHHELD, minimise_snapshot
+from chatcontext.models import PromptRecord
+from chatcontext.pipeline import build_turn_context
+from chatcontext.records import store_prompt_record
+from chatcontext.replay import replay_snapshot
+from chatcontext.serialize import dumps_output, turn_output
+from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.synthetic import (
+    BOT_ID,
+    START_MS,
+    SyntheticUser,
+    author_json,
+    base_document,
+    marker,
+    message_json,
+    user_id,
+)
+from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
+from personas import models as m
+from tests.paths import EXAMPLE
+from tests.pipeline.test_properties import channels
+
+BOTH = pytest.mark.django_db(databases=["default", "replay"])
+LINEAGES = (0, 10000, 10001, 10002)  # global, Tomori, Ellen, a lineage no persona holds
+
+
+class RecordingTransport(InMemoryTransport):
+    """What ``bot.discord_transport.DiscordTransport`` remembers of a turn's Discord reads."""
+
+    def __init__(self, base: InMemoryTransport, trigger: DiscordMessage) -> None:
+        self.__dict__.update(base.__dict__)
+        self.messages: dict[str, DiscordMessage] = {trigger.id: trigger}
+        self.members: dict[str, MemberInfo] = {}
+        self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+
+    def _seen(self, message: DiscordMessage | None) -> DiscordMessage | None:
+        if message is not None:
+            self.messages[message.id] = message
+        return message
+
+    def fetch_history(self, limit: int) -> list[DiscordMessage]:
+        return [m for m in super().fetch_history(limit) if self._seen(m)]
+
+    def get_cached_message(self, message_id: str) -> DiscordMessage | None:
+        return self._seen(super().get_cached_message(message_id))
+
+    def fetch_message(self, message_id: str) -> DiscordMessage:
+        found = super().fetch_message(message_id)
+        self._seen(found)
+        return found
+
+    def fetch_reaction_users(self, message: DiscordMessage, reaction: Reaction, limit: int) -> list[Author]:
+        users = super().fetch_reaction_users(message, reaction, limit)
+        self.reaction_users[(message.id, reaction.emoji)] = [u.id for u in users]
+        return users
+
+    def _member(self, member: MemberInfo | None) -> MemberInfo | None:
+        if member is not None:
+            self.members[member.user_disc_id] = member
+        return member
+
+    def get_cached_member(self, user_id: str) -> MemberInfo | None:
+        return self._member(super().get_cached_member(user_id))
+
+    def fetch_member(self, user_id: str) -> MemberInfo | None:
+        return self._member(super().fetch_member(user_id))
+
+
+@dataclass
+class Secrets:
+    """Texts of the generated channel that no stored snapshot may hold, by what they are."""
+
+    hidden_messages: set[str]
+    unloadable_memories: set[str]
+    unshowable_reminders: set[str]
+    other_server_memories: set[str]
+    hidden_profile_fields: set[str]
+
+    def all(self) -> Iterator[str]:
+        yield from self.hidden_messages | self.unloadable_memories | self.unshowable_reminders
+        yield from self.other_server_memories | self.hidden_profile_fields
+
+
+@st.composite
+def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
+    """A generated channel (``test_properties.channels``) with the personalization rows a turn reads:
+    forwards, saved nicknames, pronouns, activities, personal memories in four lineages, server memories,
+    reminders for Tomori, Ellen, nobody and the bot, mentions of the users; Tomori's or Ellen's turn,
+    personalization on or off, sometimes impersonating a user."""
+    doc, _hidden, _trigger = draw(channels())
+    users = doc["users"]
+    persona_key = draw(st.sampled_from(("tomori", "ellen")))
+    lineage = 10000 if persona_key == "tomori" else 10001
+    personalization = draw(st.booleans())
+    doc["server"]["settings"]["personal_memories_enabled"] = personalization
+    doc["turn"]["persona_key"] = persona_key
+    impersonated = draw(st.none() | st.sampled_from([u["disc_id"] for u in users]))
+    doc["turn"]["impersonated_user_disc_id"] = impersonated
+    levels = {u["disc_id"]: u["privacy_level"] for u in users}
+    blacklisted = {b["user_disc_id"] for b in doc["blacklist"]}
+    hidden_fields = set()
+    for user in users:
+        uid, n = user["disc_id"], int(user["disc_id"][-2:])
+        if draw(st.booleans()):
+            user["user_nickname"] = f"nick{n}"
+        # Pronouns show for MINIMAL users the persona may personalize, a presence for MINIMAL members.
+        user["pronouns"] = f"pronouns p{n}q"
+        own = n == 1 or uid == impersonated  # the triggerer's (user 1) and an impersonated user's rows stay whole
+        if not (levels[uid] == 0 and uid not in blacklisted and personalization) and not own:
+            hidden_fields.add(user["pronouns"])
+    for member in doc["members"]:
+        uid = member["user_disc_id"]
+        if uid in levels:
+            member["activities"] = [{"type": "playing", "name": f"game g{uid[-2:]}q"}]
+            if levels[uid] != 0:
+                hidden_fields.add(f"game g{uid[-2:]}q")
+    messages = doc["messages"]
+    for n, msg in enumerate(messages):
+        if draw(st.integers(0, 3)) == 0:
+            msg["content"] += f" <@{draw(st.sampled_from(users))['disc_id']}>"
+        if 0 < n < len(messages) - 1 and draw(st.integers(0, 4)) == 0:
+            # A forward of an earlier message, author-less as Discord sends it, or empty (a chain, BC3-12).
+            origin = messages[draw(st.integers(0, n - 1))]
+            msg["reference"] = {"type": "forward", "message_id": origin["id"], "channel_id": origin["channel_id"]}
+            msg["message_snapshots"] = [{"content": origin["content"]}] if draw(st.booleans()) else [{}]
+    blocked = {b["user_disc_id"] for b in doc["persona_user_blocks"] if b["persona_key"] == persona_key}
+    now = doc["now_ms"]
+
+    memories, unloadable = [], set()
+    for n, owner in enumerate(draw(st.lists(st.sampled_from(users), max_size=8))):
+        text, on = f"memory m{n}q", draw(st.sampled_from(LINEAGES))
+        memories.append({"user_disc_id": owner["disc_id"], "persona_lineage_id": on, "content": text,
+                         "created_at_ms": now - (n + 1) * 3_600_000})  # fmt: skip
+        uid = owner["disc_id"]
+        loadable = personalization and levels[uid] == 0 and uid not in blacklisted and on in (0, lineage)
+        if not loadable or impersonated not in (None, uid):
+            unloadable.add(text)
+    doc["personal_memories"] = memories
+    doc["server_memories"] = [
+        {"persona_lineage_id": on, "content": f"rule s{n}q", "created_at_ms": now - n * 60_000}
+        for n, on in enumerate(draw(st.lists(st.sampled_from(LINEAGES), max_size=4)))
+    ]
+    others = {sm["content"] for sm in doc["server_memories"] if sm["persona_lineage_id"] not in (0, lineage)}
+
+    reminders, unshowable = [], set()
+    targets = st.sampled_from([u["disc_id"] for u in users] + [BOT_ID])
+    for n, target in enumerate(draw(st.lists(targets, max_size=6))):
+        key = draw(st.sampled_from(("tomori", "ellen", None)))
+        due = now + draw(st.sampled_from((-1, 1))) * (n + 1) * 3_600_000
+        text = f"task r{n}q"
+        reminders.append({"user_disc_id": target, "persona_key": key, "purpose": text, "due_at_ms": due})
+        if target == BOT_ID:
+            showable = key == persona_key and impersonated is None
+        else:
+            showable = key == persona_key or (key is None and persona_key == "tomori")
+        if due <= now or not showable:
+            unshowable.add(text)
+    doc["reminders"] = reminders
+
+    hidden = {
+        marker(n)
+        for n, msg in enumerate(doc["messages"], start=1)
+        if levels.get(msg["author"]["id"]) == 2 or msg["author"]["id"] in blocked
+    }
+    return validate_snapshot(doc), Secrets(hidden, unloadable, unshowable, others, hidden_fields)
+
+
+def _constant_clock() -> float:
+    return 0.0
+
+
+def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dict[str, Any]]:
+    """The turn assembled against live rows (the snapshot's, loaded in the open transaction), its
+    stored record's snapshot and everything it read, with a server key set that must stay out."""
+    loaded = load_snapshot_rows(doc)
+    # Rows as they were when the turn started (capture reads those created before the turn's clock).
+    m.DiscordUser.objects.update(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    m.ServerSettings.objects.filter(server_id=loaded.server_id).update(
+        llm_api_key="sk-live-secret-key", llm_base_url="https://llm.invalid/v1"
+    )
+    inputs = snapshot_turn(doc, loaded)
+    transport = RecordingTransport(inputs.transport, inputs.turn.incoming.message)
+    ctx = build_turn_context(
+        inputs.turn, transport, transcripts=inputs.transcripts, config=StageConfig(), clock=_constant_clock
+    )
+    read = (inputs.turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
+    record = store_prompt_record(ctx, snapshot=capture_snapshot(*read), source="bot")
+    record.refresh_from_db()
+    return ctx, record.snapshot, read_snapshot(*read)
+
+
+def replay_output(doc: dict[str, Any]) -> str:
+    return dumps_output(turn_output(replay_snapshot(validate_snapshot(doc), config=StageConfig(), transcriber=None)))
+
+
+@BOTH
+@given(personal_channels())
+def test_a_stored_snapshot_replays_exactly_and_holds_nothing_the_turn_could_not_show(
+    channel: tuple[dict[str, Any], Secrets],
+) -> None:
+    doc, secrets = channel
+    with transaction.atomic():
+        ctx, stored, everything = live_turn(doc)
+        recorded = [{k: v for k, v in i.items() if k != "token_estimate"} for i in turn_output(ctx)["context_items"]]
+        transaction.set_rollback(True)
+
+    replayed = replay_output(stored)
+    assert json.loads(replayed)["context_items"] == recorded
+    assert replayed == replay_output(everything)
+
+    text = json.dumps(stored, ensure_ascii=False)
+    assert [s for s in secrets.all() if s in text] == []
+    assert "sk-live-secret-key" not in text and "llm.invalid" not in text
+    assert minimise_snapshot(stored) == stored
+
+
+def minimal_channel(privacy_level: int) -> dict[str, Any]:
+    """User 2 (of ``privacy_level``) forwards a message of Carol (user 3, FULL) twice, once with its
+    author and once author-less as Discord sends it, and user 1 forwards that forward (a chain,
+    BC3-12); Carol forwarded Dan's (user 4) earlier, with a reaction by user 1, who asks."""
+    alice, bob, carol, dan = (SyntheticUser(1), SyntheticUser(2, privacy_level), SyntheticUser(3, 2), SyntheticUser(4))
+    first = message_json(1, author_json(dan), "dan says w1x", created_ms=START_MS)
+    carols = message_json(2, author_json(carol), "", created_ms=START_MS + 1000)
+    carols["reference"] = {"type": "forward", "message_id": first["id"], "channel_id": first["channel_id"]}
+    carols["message_snapshots"] = [{"author": author_json(dan), "content": "dan says w1x"}]
+    carols["reactions"] = [{"emoji": {"id": None, "name": "👍"}, "count": 1, "users": [alice.id]}]
+    own = message_json(3, author_json(carol), "carol's secret w3x", created_ms=START_MS + 2000)
+    relay = message_json(4, author_json(bob), "", created_ms=START_MS + 3000)
+    relay["reference"] = {"type": "forward", "message_id": own["id"], "channel_id": own["channel_id"]}
+    relay["message_snapshots"] = [{"author": author_json(carol), "content": "carol's secret w3x"}]
+    discord_relay = message_json(5, author_json(bob), "", created_ms=START_MS + 3500)
+    discord_relay["reference"] = relay["reference"]
+    discord_relay["message_snapshots"] = [{"content": "carol's secret w3x"}]
+    chain = message_json(6, author_json(alice), "look", created_ms=START_MS + 3600)
+    chain["reference"] = {"type": "forward", "message_id": discord_relay["id"], "channel_id": own["channel_id"]}
+    chain["message_snapshots"] = [{}]
+    ask = message_json(7, author_json(alice), "tomori, what did they say? w7x", created_ms=START_MS + 4000)
+    messages = [first, carols, own, relay, discord_relay, chain, ask]
+    return base_document([alice, bob, carol, dan], messages, now_ms=START_MS + 60_000)
+
+
+@BOTH
+@pytest.mark.parametrize("privacy_level", [0, 2])
+def test_bc3_12_forwards_keep_what_a_chain_shows_and_lose_a_hidden_authors_words(privacy_level: int) -> None:
+    doc = validate_snapshot(minimal_channel(privacy_level))
+    stored = validate_snapshot(minimise_snapshot(doc))
+    assert replay_output(stored) == replay_output(doc)
+    text = json.dumps(stored)
+    assert "carol's secret" not in text and text.count(WITHHELD) == 2
+    assert stored["messages"][5]["message_snapshots"] == [{}]  # the chain stays a chain
+    [carols_forward] = [msg for msg in stored["messages"] if msg["author"]["id"] == user_id(3) and msg.get("reference")]
+    # Carol's own message is a stub; what Dan said still passes through her forward.
+    assert carols_forward["message_snapshots"] == [{**doc["messages"][1]["message_snapshots"][0]}]
+    assert "content" not in carols_forward and "reactions" not in carols_forward
+
+
+@BOTH
+def test_a_hidden_members_role_stays_only_when_a_text_names_it() -> None:
+    doc = minimal_channel(2)
+    doc["members"][1]["roles"] = [
+        {"id": "77", "name": "Owls", "position": 1},
+        {"id": "78", "name": "Bats", "position": 2},
+    ]
+    doc["members"][1]["activities"] = [{"type": "playing", "name": "chess"}]
+    doc["messages"][-1]["content"] += " ask <@&77>"
+    doc = validate_snapshot(doc)
+    stored = minimise_snapshot(doc)
+    bob = stored["members"][1]
+    assert bob["roles"] == [{"id": "77", "name": "Owls", "position": 1}] and "activities" not in bob
+    assert "@Owls" in replay_output(stored) and replay_output(stored) == replay_output(doc)
+
+
+def over_full_record(doc: dict[str, Any]) -> PromptRecord:
+    """A record as stored before issue 13: the whole snapshot the turn read."""
+    m.Server.objects.get_or_create(server_disc_id=doc["server"]["disc_id"], defaults={"name": "Live"})
+    return store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source="bot")
+
+
+def command(*args: str) -> str:
+    out = StringIO()
+    call_command("minimise_snapshots", *args, stdout=out)
+    return out.getvalue()
+
+
+@BOTH
+def test_minimise_snapshots_rewrites_over_full_records_whose_replay_stays_the_same() -> None:
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    record = over_full_record(doc)
+    invalid = over_full_record(doc)
+    PromptRecord.objects.filter(pk=invalid.pk).update(snapshot={**doc, "now_ms": -1})
+    before = replay_output(doc)
+
+    assert command("--dry-run") == (
+        "2 records with a snapshot: 1 minimised, 0 already minimal, 0 kept: the replay would differ, "
+        "1 kept: not replayable (dry run: nothing written)\n"
+    )
+    record.refresh_from_db()
+    assert record.snapshot == doc
+
+    assert command().startswith("2 records with a snapshot: 1 minimised, 0 already minimal")
+    record.refresh_from_db()
+    assert record.snapshot == minimise_snapshot(doc) and "4471" not in json.dumps(record.snapshot)
+    assert replay_output(record.snapshot) == before
+    invalid.refresh_from_db()
+    assert invalid.snapshot["now_ms"] == -1  # left as stored
+    assert command().startswith("2 records with a snapshot: 0 minimised, 1 already minimal")
+
+
+@BOTH
+def test_minimise_snapshots_keeps_a_record_whose_replay_would_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    record = over_full_record(doc)
+    # A minimiser that dropped something the turn shows: Priya's memories.
+    monkeypatch.setattr(minimise_snapshots, "minimise_snapshot", lambda d: {**d, "personal_memories": []})
+    assert "1 kept: the replay would differ" in command()
+    record.refresh_from_db()
+    assert record.snapshot == doc
+
+
+@BOTH
+def test_h14_a_memory_renders_with_the_id_its_snapshot_gives() -> None:
+    """The prompt shows memories as `ID:N`; a captured snapshot keeps the live id, so its replay
+    shows the id the model saw. Without ids a replay numbers them in document order from 1."""
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    prompt = "\n".join(i["text"] for i in json.loads(replay_output(doc))["context_items"])
+    assert "ID:1 " in prompt and "ID:2 " in prompt
+    for n, memory in enumerate(doc["personal_memories"]):
+        memory["id"] = 4100 + n
+    prompt = "\n".join(i["text"] for i in json.loads(replay_output(doc))["context_items"])
+    assert "ID:4100 " in prompt and "ID:4101 " in prompt and "ID:1 " not in prompt
