@@ -20,7 +20,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
 from botplatform.best_effort import send_to_group
 from chatcontext.models import VoiceTranscript

@@ -2,13 +2,14 @@
 
 ``post_playground_message`` stores the message, sends an uploaded voice file through the
 transcription task (``bot.voice.tasks``) and waits for it, then runs the bot's admission
-(``bot.admission``: ``screen``, ``select_responders``, ``admit`` over ``bot.rows.load_author_state``:
-mention, reply to a persona, trigger words; privacy-FULL, muted and blocked authors cannot
-trigger), plans the turn on a ``bot.planner.TurnPlanner`` (per-channel lock, queued turns carry
-``is_from_queue``) and, for each persona of the plan, runs ``build_turn_context`` over a
-``PlaygroundTransport``, generates through the server's provider (the offline echo provider when
-none is configured) with the reply streamed to the page, stores the reply in the channel and writes
-a ``PromptRecord`` (source ``playground``) with its turn snapshot.
+(``bot.conversation.admission``: ``screen``, ``select_responders``, ``admit`` over
+``bot.conversation.state.load_author_state``: mention, reply to a persona, trigger words;
+privacy-FULL, muted and blocked authors cannot trigger), plans the turn on a
+``bot.conversation.planner.TurnPlanner`` (per-channel lock, queued turns carry ``is_from_queue``)
+and, for each persona of the plan, runs ``build_turn_context`` over a ``PlaygroundTransport``,
+generates through the server's provider (the offline echo provider when none is configured) with
+the reply streamed to the page, stores the reply in the channel and writes a ``PromptRecord``
+(source ``playground``) with its turn snapshot.
 
 ``send_playground_message`` is the synchronous entry point with the signature of issue 8.
 Logs carry counts and failure kinds only, never message text, names or ids.
@@ -27,16 +28,16 @@ from typing import Any, TypeVar
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.files.uploadedfile import UploadedFile
 
-from bot.admission import Skip, TriggerSignals, admit, screen, select_responders
-from bot.delivery import ERROR_MESSAGES, localized
-from bot.models import PlaygroundChannel, PlaygroundMessage
-from bot.planner import TurnPlanner
+from bot.conversation.admission import Skip, TriggerSignals, admit, screen, select_responders
+from bot.conversation.planner import TurnPlanner
+from bot.conversation.providers import GenerationResult, Provider, ProviderConfig, ProviderError, build_provider
+from bot.conversation.runner import EMPTY_REPLY
+from bot.conversation.state import AuthorState, ServerState, load_author_state, load_server_state
+from bot.discord.delivery import ERROR_MESSAGES, localized
 from bot.playground import live, store
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
-from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError, build_provider
-from bot.rows import AuthorState, ServerState, load_author_state, load_server_state
 from bot.turn_snapshot import snapshot_or_empty
-from bot.turns import EMPTY_REPLY
 from bot.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
 from chatcontext.config import StageConfig
 from chatcontext.models import PromptRecord
@@ -96,7 +97,7 @@ class TurnResult:
 @dataclass
 class PlaygroundOutcome:
     message: PlaygroundMessage
-    skip: str | None = None  # a bot.admission.Skip value, or QUEUE_FULL
+    skip: str | None = None  # a bot.conversation.admission.Skip value, or QUEUE_FULL
     results: list[TurnResult] = field(default_factory=list)
     transcription: TranscriptionOutcome | None = None
 
@@ -148,7 +149,7 @@ PLANNER: TurnPlanner[PlaygroundJob] = TurnPlanner(_run_job, wall_clock_ms)
 
 
 def build_chat_turn(job: PlaygroundJob, persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of one persona, as ``bot.turns.build_chat_turn`` builds it on Discord."""
+    """The ``ChatTurn`` of one persona, as ``bot.conversation.runner.build_chat_turn`` builds it on Discord."""
     trigger = job.locked_turn.incoming.message
     member = PlaygroundTransport(job.channel, bot_user=job.bot_user).get_cached_member(trigger.author.id)
     state = job.server
@@ -175,7 +176,7 @@ def build_chat_turn(job: PlaygroundJob, persona: PersonaInfo, index: int, *, now
 
 
 class PlaygroundRunner:
-    """Runs the persona turns of a locked playground turn, like ``bot.turns.TurnRunner`` on Discord."""
+    """Runs the persona turns of a locked playground turn, like ``bot.conversation.runner.TurnRunner`` on Discord."""
 
     def __init__(
         self,
@@ -301,7 +302,7 @@ class Admitted:
 
 
 def server_state(server: m.Server) -> ServerState:
-    """The server as the bot routes it (``bot.rows.load_server_state``: a main persona is created
+    """The server as the bot routes it (``bot.conversation.state.load_server_state``: a main persona is created
     on first contact if it has none)."""
     return load_server_state(
         server.server_disc_id,
@@ -319,7 +320,7 @@ def playground_bot(channel: PlaygroundChannel, state: ServerState) -> Author:
 def admit_message(
     channel: PlaygroundChannel, row: PlaygroundMessage, state: ServerState, bot_user: Author, now_ms: int
 ) -> Admitted:
-    """``bot.exts.chat.ChatCog.on_message`` for a stored playground message: screen the author,
+    """``bot.discord.exts.chat.ChatCog.on_message`` for a stored playground message: screen the author,
     read who is addressed, and only then the author's privacy level and mutes/blocks."""
     trigger = PlaygroundTransport(channel, bot_user=bot_user).fetch_message(row.disc_id)
     skip = screen(trigger, bot_user.id)
@@ -351,7 +352,7 @@ def admit_message(
 
 def _voice_task(row: PlaygroundMessage) -> Any:
     """Queue the transcription of the message's first audio attachment (run at once when Celery is
-    eager). Privacy-FULL authors' audio is never sent, as on Discord (``bot.rows``)."""
+    eager). Privacy-FULL authors' audio is never sent, as on Discord (``bot.conversation.state``)."""
     audio = next((a for a in row.attachments or [] if is_audio_attachment(store.as_attachment(a))), None)
     if audio is None:
         return None

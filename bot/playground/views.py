@@ -19,8 +19,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
+from bot.conversation.providers import provider_config
 from bot.playground import live, store
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.service import (
     ECHO_STREAM_PACE_S,
     PlaygroundOutcome,
@@ -30,7 +31,6 @@ from bot.playground.service import (
     server_state,
     wall_clock_ms,
 )
-from bot.providers import provider_config
 from chatcontext import inspector
 from chatcontext.models import PromptRecord
 from chatcontext.repository import load_personas
@@ -113,7 +113,7 @@ def index(request: HttpRequest) -> HttpResponse:
             raise Http404("No such channel.")
     else:
         channel = channels[0] if channels else None
-    # Read only: the first message registers a main persona if the server has none (bot.rows).
+    # Read only: the first message registers a main persona if the server has none (bot.conversation.state).
     personas = load_personas(server.server_id)
     bot_user = store.bot_identity(server, next((p for p in personas if not p.is_alter), None))
     people = store.identities(server)

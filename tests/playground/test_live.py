@@ -13,8 +13,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
+from bot.conversation.providers import EchoProvider, OpenAICompatProvider
 from bot.playground.service import PlaygroundRunner, post_playground_message
-from bot.providers import EchoProvider, OpenAICompatProvider
 from botplatform.routing import websocket_urlpatterns
 from chatcontext.consumers import FORBIDDEN
 from chatcontext.types import ContextItem, TextPart

@@ -13,10 +13,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from bot.admission import Skip
-from bot.delivery import ERROR_MESSAGES
-from bot.models import PlaygroundMessage
+from bot.conversation.admission import Skip
+from bot.conversation.providers import GenerationResult, ProviderError
+from bot.discord.delivery import ERROR_MESSAGES
 from bot.playground import store
+from bot.playground.models import PlaygroundMessage
 from bot.playground.service import (
     PLANNER,
     PlaygroundOutcome,
@@ -24,7 +25,6 @@ from bot.playground.service import (
     post_playground_message,
     send_playground_message,
 )
-from bot.providers import GenerationResult, ProviderError
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output

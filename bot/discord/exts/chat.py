@@ -15,15 +15,15 @@ from channels.db import database_sync_to_async
 from discord.ext import commands
 from django.conf import settings
 
-from bot.admission import TriggerSignals, admit, persona_for_webhook_name, screen, select_responders
-from bot.discord_transport import to_discord_message
-from bot.rows import ServerState, enqueue_voice_transcription, load_author_state, load_server_state
-from bot.turns import TurnJob
+from bot.conversation.admission import TriggerSignals, admit, persona_for_webhook_name, screen, select_responders
+from bot.conversation.runner import TurnJob
+from bot.conversation.state import ServerState, enqueue_voice_transcription, load_author_state, load_server_state
+from bot.discord.transport import to_discord_message
 from chatcontext.config import StageConfig
 from chatcontext.types import ChatIncoming, LockedTurn
 
 if TYPE_CHECKING:
-    from bot.client import PlatformBotMixin
+    from bot.discord.client import PlatformBotMixin
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The Discord client: an ``AutoShardedBot`` whose cogs live in ``bot/exts/`` (loaded in
+"""The Discord client: an ``AutoShardedBot`` whose cogs live in ``bot/discord/exts/`` (loaded in
 ``setup_hook``, the layout python-discord/bot uses).
 
 Several processes can split the shards: each runs ``manage.py runbot`` with the same
@@ -19,11 +19,11 @@ import discord
 from discord.ext import commands
 from django.conf import settings
 
-from bot import exts
-from bot.delivery import SAFE_MENTIONS, WebhookRegistry
-from bot.planner import TurnPlanner
-from bot.providers import build_provider
-from bot.turns import ProviderFactory, TurnJob, TurnRunner
+from bot.conversation.planner import TurnPlanner
+from bot.conversation.providers import build_provider
+from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
+from bot.discord import exts
+from bot.discord.delivery import SAFE_MENTIONS, WebhookRegistry
 from chatcontext.voice_cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class PlatformBotMixin(_BotBase):
             logger.info("synced %d application commands", len(synced))
 
     async def on_message(self, message: discord.Message, /) -> None:
-        """No prefix commands: messages are handled by ``bot.exts.chat``."""
+        """No prefix commands: messages are handled by ``bot.discord.exts.chat``."""
 
 
 class TomoriBot(PlatformBotMixin, commands.AutoShardedBot):

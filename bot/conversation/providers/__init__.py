@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from bot.providers.base import GenerationResult, Provider, ProviderError, to_chat_messages
-from bot.providers.echo import EchoProvider
-from bot.providers.openai_compat import OpenAICompatProvider
+from bot.conversation.providers.base import GenerationResult, Provider, ProviderError, to_chat_messages
+from bot.conversation.providers.echo import EchoProvider
+from bot.conversation.providers.openai_compat import OpenAICompatProvider
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ __all__ = [
 class Endpoint:
     """Where a turn's prompt goes and what it shows there: one unit, never assembled field by field."""
 
-    base_url: str = ""  # empty: OpenAI's public API (bot.providers.openai_compat.DEFAULT_BASE_URL)
+    base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
 

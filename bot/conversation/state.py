@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.providers import ProviderConfig, provider_config
+from bot.conversation.providers import ProviderConfig, provider_config
 from bot.voice.tasks import enqueue_transcription
 from chatcontext import repository
 from chatcontext.simplify.media import is_audio_attachment

@@ -5,8 +5,8 @@ from __future__ import annotations
 import discord
 from channels.db import database_sync_to_async
 
-from bot.delivery import DISCORD_MESSAGE_LIMIT
-from bot.rows import ServerState, load_server_state
+from bot.conversation.state import ServerState, load_server_state
+from bot.discord.delivery import DISCORD_MESSAGE_LIMIT
 from chatcontext.config import StageConfig
 
 MODERATOR_ONLY = "Only moderators (Manage Server) can use this command."
@@ -14,7 +14,7 @@ ELLIPSIS = "…"
 
 
 def interaction_server_key(interaction: discord.Interaction) -> str:
-    """Guild id, or the DM channel id (a DM is its own pseudo server, as in ``bot.exts.chat``)."""
+    """Guild id, or the DM channel id (a DM is its own pseudo server, as in ``bot.discord.exts.chat``)."""
     return str(interaction.guild_id if interaction.guild_id is not None else interaction.channel_id)
 
 

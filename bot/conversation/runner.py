@@ -1,7 +1,7 @@
 """One locked turn, end to end: for each planned persona build the context, generate, deliver and
 write the prompt record (design.md "One turn, end to end").
 
-Message turns and reminder turns (``bot.reminder_turns``) run through the same ``TurnRunner``; they
+Message turns and reminder turns (``bot.discord.reminder_turns``) run through the same ``TurnRunner``; they
 differ only in their ``TurnOutlet``: a message turn replies to its trigger, a reminder turn posts in
 its channel.
 
@@ -21,10 +21,10 @@ from typing import Any, Protocol
 import discord
 from channels.db import database_sync_to_async
 
-from bot.delivery import WebhookRegistry, deliver_reply, send_error_notice
-from bot.discord_transport import DiscordTransport, to_author, to_member_info
-from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError
-from bot.rows import AuthorState, ServerState
+from bot.conversation.providers import GenerationResult, Provider, ProviderConfig, ProviderError
+from bot.conversation.state import AuthorState, ServerState
+from bot.discord.delivery import WebhookRegistry, deliver_reply, send_error_notice
+from bot.discord.transport import DiscordTransport, to_author, to_member_info
 from bot.turn_snapshot import snapshot_or_empty
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record

@@ -1,7 +1,7 @@
 """The offline echo provider: answers from the assembled prompt, for demos and tests.
 
 It is chosen only when a server or the environment asks for it, or when no real provider is
-configured at all (``bot.providers.build_provider``).
+configured at all (``bot.conversation.providers.build_provider``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.providers.base import DeltaSink, GenerationResult
+from bot.conversation.providers.base import DeltaSink, GenerationResult
 from chatcontext.types import ContextItem, ContextItemTag
 
 MAX_ECHOED_CHARS = 300

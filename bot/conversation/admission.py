@@ -1,6 +1,6 @@
 """Admission: is a Discord message a trigger, and for which personas (issue 6).
 
-Pure functions over value objects. ``bot.exts.chat`` screens the author (``screen``), gathers the
+Pure functions over value objects. ``bot.discord.exts.chat`` screens the author (``screen``), gathers the
 signals (mention, the replied-to message, DM), picks the responders (``select_responders``) and,
 only when someone is addressed, reads the author's privacy level and blocks and calls ``admit``.
 

@@ -4,7 +4,7 @@ A per-channel asyncio lock serialises the turns of a channel. A trigger that arr
 of its channel runs is queued behind it and marked ``is_from_queue`` (build-context.md §9 BC9-04:
 its persona turns get a ``reply_notice_state`` and a queued-reply directive). The holder of the
 lock drains the queue in arrival order, so replies come out in the order the triggers came in.
-Reminder turns (``bot.reminder_turns``) take the same lock and queue.
+Reminder turns (``bot.discord.reminder_turns``) take the same lock and queue.
 
 Locks live in this process only: every message of a guild arrives on that guild's shard, and a
 shard belongs to exactly one bot process.

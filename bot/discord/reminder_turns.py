@@ -1,7 +1,7 @@
 """Due reminders as persona turns (issue 7; build-context.md §7.1, BC7-01/BC7-02).
 
 A reminder occurrence runs the same turn as a message: the channel's planner lock, then
-``bot.turns.TurnRunner`` (build the context, generate, deliver as the persona — the channel webhook
+``bot.conversation.runner.TurnRunner`` (build the context, generate, deliver as the persona — the channel webhook
 for alters —, write the prompt record with its snapshot). Only three things differ:
 
 - **Trigger.** The channel's newest message, read through the channel; when the channel has no
@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 import discord
 from channels.db import database_sync_to_async
 
-from bot.delivery import WebhookRegistry, localized, send_as_persona
-from bot.discord_transport import to_author, to_discord_message
-from bot.rows import ServerState, load_server_state, read_author_state
-from bot.turns import TurnJob
+from bot.conversation.runner import TurnJob
+from bot.conversation.state import ServerState, load_server_state, read_author_state
+from bot.discord.delivery import WebhookRegistry, localized, send_as_persona
+from bot.discord.transport import to_author, to_discord_message
 from chatcontext.config import StageConfig
 from chatcontext.participants.presence import format_duration
 from chatcontext.types import ChatIncoming, DiscordMessage, LockedTurn, PersonaInfo, ReminderData, ReplyNoticeState
