@@ -1,212 +1,255 @@
-"""One locked turn, end to end: for each planned persona build the context, generate, deliver and
-write the prompt record (design.md "One turn, end to end").
+"""One locked turn, end to end, on every surface (design.md "One turn, end to end").
 
-Message turns and reminder turns (``bot.discord.reminder_turns``) run through the same ``TurnRunner``; they
-differ only in their ``TurnOutlet``: a message turn replies to its trigger, a reminder turn posts in
-its channel.
+A surface — a Discord message (``bot.discord.exts.chat``), a reminder occurrence
+(``bot.discord.reminder_turns``), a playground message (``bot.playground.service``) — admits its
+trigger (``bot.conversation.admission.admit_message``), plans it on a ``TurnPlanner`` and hands the
+``TurnJob`` to ``TurnRunner.run``, which runs every planned persona in plan order, each in four steps:
 
-The pipeline and the ORM are synchronous: they run through ``database_sync_to_async``
-(thread-sensitive, stale connections closed around each call); the transport they read bridges back
-to this event loop. Logs carry counts and failure kinds only, never message text, names or ids.
+1. **context**: the persona's ``ChatTurn`` (``build_chat_turn``) and ``build_turn_context`` over a
+   fresh transport of the outlet's channel;
+2. **generate**: the server's provider writes the reply of record while the outlet shows the persona
+   composing (Discord's typing indicator; the playground streams the pieces to its page);
+3. **deliver**: the outlet posts the reply or, when none came, tells the channel so;
+4. **record**: the prompt record with its turn snapshot, whatever 2 and 3 did.
+
+What the persona does besides replying (tool calls) belongs between 2 and 3: it reads the reply of
+record and the turn's context, and the record of 4 says what it did.
+
+The surfaces differ only in their ``Outlet`` (where the turn reads and speaks) and in the ``db``
+adapter the runner is built with (``bot.conversation.db``): the bot closes stale connections around
+each call, the playground keeps its caller's transaction. Nothing here imports discord.py. Logs
+carry counts and failure kinds only, never message text, names or ids.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-import discord
-from channels.db import database_sync_to_async
-
-from bot.conversation.providers import GenerationResult, Provider, ProviderConfig, ProviderError
+from bot.conversation.admission import Admission
+from bot.conversation.db import Db
+from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.conversation.state import AuthorState, ServerState
-from bot.discord.delivery import WebhookRegistry, deliver_reply, send_error_notice
-from bot.discord.transport import DiscordTransport, to_author, to_member_info
-from bot.turn_snapshot import snapshot_or_empty
+from bot.turn_snapshot import RecordingTransport, snapshot_or_empty
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records import store_prompt_record
+from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn, PersonaInfo, ReplyNoticeState
+from chatcontext.types import (
+    Author,
+    ChatIncoming,
+    ChatTurn,
+    ChatTurnContext,
+    DiscordMessage,
+    LockedTurn,
+    MemberInfo,
+    PersonaInfo,
+    ReplyNoticeState,
+)
 from chatcontext.voice_cache import TranscriptCache
+
+if TYPE_CHECKING:
+    from chatcontext.models import PromptRecord
 
 logger = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[ProviderConfig, str], Provider]
 Clock = Callable[[], int]
-DM_CHANNEL_NAME = "direct-message"
 EMPTY_REPLY = "provider returned an empty reply"
 
-
-class TurnOutlet(Protocol):
-    """Where the persona turns of one job speak, and what a failed turn tells the channel."""
-
-    @property
-    def channel(self) -> discord.abc.Messageable: ...
-
-    async def deliver(
-        self,
-        persona: PersonaInfo,
-        text: str,
-        *,
-        webhooks: WebhookRegistry,
-        reply_notice: ReplyNoticeState | None,
-        locale: str,
-    ) -> None:
-        """Send the reply; raises ``discord.HTTPException`` when Discord refused it."""
-
-    async def notify_failure(self, persona: PersonaInfo, *, webhooks: WebhookRegistry, locale: str) -> None:
-        """Tell the channel that no reply was generated; raises ``discord.HTTPException``."""
+# What an outlet's delivery gives back: the sent message ids on Discord, the stored reply row in
+# the playground.
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 
 
-@dataclass(frozen=True)
-class ReplyToTrigger:
-    """A message turn answers its trigger (native reply, or the alter's webhook)."""
+class DeliveryRefused(Exception):
+    """The surface refused a post (Discord answered with an HTTP error). The message is short and
+    names no one: it becomes the prompt record's error."""
 
-    trigger: discord.Message
+
+class TurnTransport(ChatTransport, RecordingTransport, Protocol):
+    """One persona turn's view of a channel, which remembers what it read for the turn snapshot."""
+
+
+class Outlet(Protocol[R_co]):
+    """Where the persona turns of one job read and speak."""
 
     @property
-    def channel(self) -> discord.abc.Messageable:
-        return self.trigger.channel
+    def source(self) -> str:
+        """The ``PromptRecord.Source`` of the turns spoken here."""
+
+    @property
+    def bot_user(self) -> Author:
+        """The account the main persona speaks as."""
+
+    @property
+    def channel_name(self) -> str: ...
+
+    @property
+    def channel_description(self) -> str | None: ...
+
+    @property
+    def thread_parent_id(self) -> str | None: ...
+
+    def transport(self) -> TurnTransport:
+        """A fresh view of the channel for one persona turn (BC1-02: every persona reads it again)."""
+
+    def composing(self, persona: PersonaInfo) -> AbstractAsyncContextManager[DeltaSink | None]:
+        """Held while ``persona``'s reply is generated; gives where streamed pieces go, or None
+        when the surface shows none."""
 
     async def deliver(
-        self,
-        persona: PersonaInfo,
-        text: str,
-        *,
-        webhooks: WebhookRegistry,
-        reply_notice: ReplyNoticeState | None,
-        locale: str,
-    ) -> None:
-        await deliver_reply(self.trigger, persona, text, webhooks=webhooks, reply_notice=reply_notice, locale=locale)
+        self, persona: PersonaInfo, text: str, *, reply_notice: ReplyNoticeState | None, locale: str
+    ) -> R_co:
+        """Post the reply of record; raises ``DeliveryRefused``."""
 
-    async def notify_failure(self, persona: PersonaInfo, *, webhooks: WebhookRegistry, locale: str) -> None:
-        await send_error_notice(self.trigger, locale)
+    async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
+        """Tell the channel that no reply was generated; raises ``DeliveryRefused``."""
+
+
+def message_turn(message: DiscordMessage, personas: tuple[PersonaInfo, ...]) -> LockedTurn:
+    """The locked turn of an admitted message: ``personas`` answer it."""
+    return LockedTurn(
+        incoming=ChatIncoming(message=message),
+        channel_id=message.channel_id,
+        triggered_persona_ids=tuple(p.persona_id for p in personas if p.persona_id is not None),
+    )
 
 
 @dataclass
-class TurnJob:
-    """A locked turn with the live Discord objects and rows it runs with.
+class TurnJob(Generic[R]):
+    """A locked turn with the outlet it speaks through and the rows it runs with.
 
-    ``locked_turn.incoming.message`` is the trigger as the pipeline reads it; ``trigger`` is the
-    same message live from Discord, or None when the trigger is synthetic (a reminder in a channel
-    without readable history). ``author`` holds the trigger author's rows, None when they have none.
+    ``locked_turn.incoming.message`` is the trigger as the pipeline reads it. ``author`` holds the
+    trigger author's rows, None when they have none (a reminder turn anchored on the message of
+    someone never registered); ``triggerer`` is the author as a member of the server, None in a DM
+    or for a synthetic trigger.
     """
 
     locked_turn: LockedTurn
-    outlet: TurnOutlet
+    outlet: Outlet[R]
     personas: tuple[PersonaInfo, ...]
     server: ServerState
     author: AuthorState | None
-    trigger: discord.Message | None = None
+    triggerer: MemberInfo | None = None
 
     @classmethod
     def answering(
         cls,
-        locked_turn: LockedTurn,
-        message: discord.Message,
-        personas: tuple[PersonaInfo, ...],
+        message: DiscordMessage,
+        admission: Admission,
         server: ServerState,
-        author: AuthorState,
-    ) -> TurnJob:
+        outlet: Outlet[R],
+        *,
+        triggerer: MemberInfo | None,
+    ) -> TurnJob[R]:
         """The job of an admitted message: its personas reply to it."""
-        return cls(locked_turn, ReplyToTrigger(message), personas, server, author, trigger=message)
+        turn = message_turn(message, admission.personas)
+        return cls(turn, outlet, admission.personas, server, admission.author, triggerer=triggerer)
 
 
-def build_chat_turn(
-    job: TurnJob, persona: PersonaInfo, index: int, *, bot_user: discord.ClientUser, now_ms: int
-) -> ChatTurn:
-    channel = job.outlet.channel
+@dataclass(frozen=True)
+class TurnResult(Generic[R]):
+    """One persona turn: its prompt record and what the outlet delivered (None when no reply was)."""
+
+    record: PromptRecord
+    reply: R | None
+
+
+def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
+    """The ``ChatTurn`` of the ``index``-th persona of the job."""
+    outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
-    live_author = job.trigger.author if job.trigger is not None else None
-    member = to_member_info(live_author, presence_intent=False) if isinstance(live_author, discord.Member) else None
     user_row = job.author.user_row if job.author else None
     blacklisted = bool(job.author and job.author.blacklisted)
-    name = triggerer_naming(job.server.config, persona, user_row, member, trigger.author, blacklisted=blacklisted)
-    bot_author = to_author(bot_user)
+    name = triggerer_naming(server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted)
+    bot_user = outlet.bot_user
     return ChatTurn(
         locked_turn=job.locked_turn,
         persona=persona,
-        all_personas=job.server.personas,
-        server=job.server.config,
-        channel_name=getattr(channel, "name", None) or DM_CHANNEL_NAME,
-        bot_user=bot_author,
+        all_personas=server.personas,
+        server=server.config,
+        channel_name=outlet.channel_name,
+        bot_user=bot_user,
         now_ms=now_ms,
         user_row=user_row,
-        main_persona=job.server.main_persona,
+        main_persona=server.main_persona,
         persona_index=index,
         total_personas=len(job.personas),
-        channel_description=getattr(channel, "topic", None),
-        thread_parent_id=str(channel.parent_id) if isinstance(channel, discord.Thread) else None,
+        channel_description=outlet.channel_description,
+        thread_parent_id=outlet.thread_parent_id,
         triggerer_name=name.nickname,
         triggerer_formatted_name=name.formatted,
         triggerer_address_term=name.address_term,
-        is_self_message=trigger.author.id == bot_author.id,
+        is_self_message=trigger.author.id == bot_user.id,
     )
 
 
 class TurnRunner:
     def __init__(
         self,
-        client: discord.Client,
         *,
-        webhooks: WebhookRegistry,
+        db: Db,
         provider_factory: ProviderFactory,
         transcripts: TranscriptCache,
         clock: Clock,
         stream: bool = True,
     ) -> None:
-        self.client = client
-        self.webhooks = webhooks
+        self.db = db
         self.provider_factory = provider_factory
         self.transcripts = transcripts
         self.clock = clock
         self.stream = stream
 
-    async def run(self, job: TurnJob) -> None:
+    async def run(self, job: TurnJob[R]) -> list[TurnResult[R]]:
         """Every persona of the locked turn in plan order; each re-reads the channel (BC1-02), so a
-        later persona sees the replies of the earlier ones."""
+        later persona sees the replies of the earlier ones. A persona whose context could not be
+        built has no record, and no result."""
+        results = []
         for index, persona in enumerate(job.personas):
-            await self.run_persona_turn(job, persona, index)
+            result = await self.run_persona_turn(job, persona, index)
+            if result is not None:
+                results.append(result)
+        return results
 
-    async def run_persona_turn(self, job: TurnJob, persona: PersonaInfo, index: int) -> None:
-        assert self.client.user is not None
-        turn = build_chat_turn(job, persona, index, bot_user=self.client.user, now_ms=self.clock())
-        transport = DiscordTransport(self.client, job.outlet.channel, job.trigger or turn.incoming.message)
+    async def run_persona_turn(self, job: TurnJob[R], persona: PersonaInfo, index: int) -> TurnResult[R] | None:
+        outlet = job.outlet
+        turn = build_chat_turn(job, persona, index, now_ms=self.clock())
+        transport = outlet.transport()
         locale = job.server.config.preferred_locale
         try:
-            ctx: ChatTurnContext = await database_sync_to_async(build_turn_context)(
-                turn, transport, transcripts=self.transcripts
-            )
+            ctx: ChatTurnContext = await self.db(build_turn_context)(turn, transport, transcripts=self.transcripts)
         except Exception:
             logger.exception("context build failed; no prompt record written")
-            await self._notify_failure(job.outlet, persona, locale)
-            return
+            await self._notify_failure(outlet, persona, locale)
+            return None
 
         provider = self.provider_factory(job.server.provider, persona.persona_nickname)
-        result, error = await self._generate(provider, ctx, job.outlet.channel)
+        result, error = await self._generate(provider, ctx, outlet, persona)
         reply_text = result.text.strip() if result else ""
+        reply: R | None = None
         if reply_text:
             try:
-                await job.outlet.deliver(
+                reply = await outlet.deliver(
                     ctx.current_persona,
                     reply_text,
-                    webhooks=self.webhooks,
                     reply_notice=ctx.streaming_context.reply_notice_state,
                     locale=locale,
                 )
-            except discord.HTTPException as exc:
-                error = f"delivery failed (HTTP {exc.status})"
-                logger.warning("reply delivery failed (HTTP %s)", exc.status)
+            except DeliveryRefused as exc:
+                error = f"delivery failed ({exc})"
+                logger.warning("reply delivery failed (%s)", exc)
         else:
             error = error or EMPTY_REPLY
-            await self._notify_failure(job.outlet, ctx.current_persona, locale)
-        await database_sync_to_async(store_prompt_record)(
+            await self._notify_failure(outlet, ctx.current_persona, locale)
+        record = await self.db(store_prompt_record)(
             ctx,
-            snapshot=await database_sync_to_async(snapshot_or_empty)(turn, transport),
-            source="bot",
+            snapshot=await self.db(snapshot_or_empty)(turn, transport),
+            source=outlet.source,
             provider=provider.name,
             model_name=provider.model_name,
             reply_text=reply_text,
@@ -214,21 +257,21 @@ class TurnRunner:
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
         )
+        return TurnResult(record, reply)
 
     async def _generate(
-        self, provider: Provider, ctx: ChatTurnContext, channel: Any
+        self, provider: Provider, ctx: ChatTurnContext, outlet: Outlet[R], persona: PersonaInfo
     ) -> tuple[GenerationResult | None, str]:
-        async with contextlib.AsyncExitStack() as stack:
-            # The typing indicator is a courtesy: a channel that refuses it still gets the reply.
-            with contextlib.suppress(discord.HTTPException):
-                await stack.enter_async_context(channel.typing())
+        async with outlet.composing(persona) as on_delta:
             try:
-                return await provider.generate(ctx.context_items, stream=self.stream), ""
+                if on_delta is None:  # a surface that shows no partial reply hands the provider no sink
+                    return await provider.generate(ctx.context_items, stream=self.stream), ""
+                return await provider.generate(ctx.context_items, stream=self.stream, on_delta=on_delta), ""
             except ProviderError as exc:
                 return None, str(exc)
 
-    async def _notify_failure(self, outlet: TurnOutlet, persona: PersonaInfo, locale: str) -> None:
+    async def _notify_failure(self, outlet: Outlet[R], persona: PersonaInfo, locale: str) -> None:
         try:
-            await outlet.notify_failure(persona, webhooks=self.webhooks, locale=locale)
-        except discord.HTTPException as exc:
-            logger.warning("error notice not delivered (HTTP %s)", exc.status)
+            await outlet.notify_failure(persona, locale=locale)
+        except DeliveryRefused as exc:
+            logger.warning("error notice not delivered (%s)", exc)

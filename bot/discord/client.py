@@ -19,11 +19,12 @@ import discord
 from discord.ext import commands
 from django.conf import settings
 
+from bot.conversation.db import closing_stale_connections
 from bot.conversation.planner import TurnPlanner
 from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
-from bot.discord.delivery import SAFE_MENTIONS, WebhookRegistry
+from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
 from chatcontext.voice_cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
@@ -78,13 +79,12 @@ class PlatformBotMixin(_BotBase):
         self.clock = wall_clock_ms
         self.webhooks = webhooks or WebhookRegistry()
         self.runner = TurnRunner(
-            self,
-            webhooks=self.webhooks,
+            db=closing_stale_connections,
             provider_factory=provider_factory,
             transcripts=transcripts,
             clock=self.clock,
         )
-        self.planner: TurnPlanner[TurnJob] = TurnPlanner(self.runner.run, self.clock)
+        self.planner: TurnPlanner[TurnJob[Delivery]] = TurnPlanner(self.runner.run, self.clock)
 
     async def setup_hook(self) -> None:
         for extension in walk_extensions():

@@ -20,7 +20,8 @@ from discord.ext.test import backend
 from django.utils import timezone
 
 from bot.conversation.providers import GenerationResult
-from bot.discord.delivery import ERROR_MESSAGES, REPLY_CONTEXT_TOKEN
+from bot.conversation.texts import ERROR_MESSAGES
+from bot.discord.delivery import REPLY_CONTEXT_TOKEN
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output

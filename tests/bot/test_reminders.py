@@ -18,8 +18,8 @@ from discord.ext.test import factories
 from django.utils import timezone
 
 from bot.conversation.providers import GenerationResult, ProviderError
+from bot.conversation.reminders import ensure_ping, reminder_lateness
 from bot.discord.exts.reminders import RemindersCog
-from bot.discord.reminder_turns import ensure_ping, reminder_lateness
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output

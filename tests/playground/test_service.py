@@ -15,13 +15,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bot.conversation.admission import Skip
 from bot.conversation.providers import GenerationResult, ProviderError
-from bot.discord.delivery import ERROR_MESSAGES
+from bot.conversation.texts import ERROR_MESSAGES
 from bot.playground import store
 from bot.playground.models import PlaygroundMessage
 from bot.playground.service import (
     PLANNER,
     PlaygroundOutcome,
-    PlaygroundRunner,
+    playground_runner,
     post_playground_message,
     send_playground_message,
 )
@@ -174,7 +174,7 @@ class GatedProvider:
 def test_bc9_04_a_trigger_arriving_during_a_turn_is_queued_and_carries_is_from_queue(demo):
     async def scenario() -> tuple[PlaygroundOutcome, PlaygroundOutcome]:
         started, release = asyncio.Event(), asyncio.Event()
-        runner = PlaygroundRunner(provider_factory=lambda config, name: GatedProvider(started, release))
+        runner = playground_runner(provider_factory=lambda config, name: GatedProvider(started, release))
         first = asyncio.create_task(post_playground_message(demo.channel, MINA, "tomori, first", runner=runner))
         async with asyncio.timeout(QUEUE_WAIT_S):
             await started.wait()
@@ -204,7 +204,7 @@ class FailingProvider:
 
 
 def test_a_failed_generation_posts_the_bots_short_notice_and_the_record_keeps_the_error(demo):
-    runner = PlaygroundRunner(provider_factory=lambda config, name: FailingProvider())
+    runner = playground_runner(provider_factory=lambda config, name: FailingProvider())
 
     [result] = post(demo, MINA, "tomori, are you there?", runner=runner).results
 

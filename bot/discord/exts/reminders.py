@@ -113,7 +113,7 @@ class RemindersCog(commands.Cog):
             if not await database_sync_to_async(accept_delivery)(due.reminder_id, due.scheduled_at_ms):
                 logger.info("reminder occurrence not taken: cancelled, settled or taken already")
                 return
-            job = await reminder_job(due, channel, bot_user=bot_user, now_ms=self.bot.clock())
+            job = await reminder_job(due, channel, client=self.bot, webhooks=self.bot.webhooks, now_ms=self.bot.clock())
         except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:
             await report_failure(due, channel_gone=True, reason=type(exc).__name__)
             return
