@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_QUEUE = 10
 
 Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class PlannedTurn(Protocol):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
+from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.conversation.state import AuthorState, ServerState
 from bot.turn_snapshot import RecordingTransport, snapshot_or_empty
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[ProviderConfig, str], Provider]
-Clock = Callable[[], int]
 EMPTY_REPLY = "provider returned an empty reply"
 
 # What an outlet's delivery gives back: the sent message ids on Discord, the stored reply row in

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import pkgutil
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,7 @@ from discord.ext import commands
 from django.conf import settings
 
 from bot.conversation.db import closing_stale_connections
-from bot.conversation.planner import TurnPlanner
+from bot.conversation.planner import TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
@@ -33,10 +32,6 @@ if TYPE_CHECKING:
     _BotBase = commands.Bot
 else:
     _BotBase = object
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def platform_intents(*, presences: bool) -> discord.Intents:

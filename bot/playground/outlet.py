@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink
-from bot.conversation.runner import Clock
 from bot.conversation.texts import ERROR_MESSAGES, localized
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage

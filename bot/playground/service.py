@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +29,9 @@ from django.core.files.uploadedfile import UploadedFile
 
 from bot.conversation.admission import Admission, TriggerSignals, admit_message, screen
 from bot.conversation.db import in_callers_transaction as db
-from bot.conversation.planner import TurnPlanner
+from bot.conversation.planner import Clock, TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
-from bot.conversation.runner import Clock, ProviderFactory, TurnJob, TurnResult, TurnRunner
+from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
 from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
@@ -48,10 +47,6 @@ logger = logging.getLogger(__name__)
 
 QUEUE_FULL = "queue_full"
 TRANSCRIPTION_WAIT_S = SOFT_TIME_LIMIT_SECONDS + 30
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def mentions_user(content: str, user_id: str) -> bool:

@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import build_provider, provider_config
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
@@ -28,7 +29,6 @@ from bot.playground.service import (
     playground_runner,
     post_playground_message,
     server_state,
-    wall_clock_ms,
 )
 from chatcontext import inspector
 from chatcontext.models import PromptRecord
