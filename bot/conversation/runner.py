@@ -230,6 +230,8 @@ class TurnRunner:
 
         provider = self.provider_factory(job.server.provider, persona.persona_nickname)
         result, error = await self._generate(provider, ctx, outlet, persona)
+        # The reply of record. What the persona does besides replying (tool calls) belongs here,
+        # between generating and delivering (module docstring).
         reply_text = result.text.strip() if result else ""
         reply: R | None = None
         if reply_text:
