@@ -208,7 +208,7 @@ DISCORD_SHARD_IDS = [int(s) for s in os.environ.get("DISCORD_SHARD_IDS", "").spl
 # The presences intent is privileged: enable it in the developer portal before turning this on.
 DISCORD_PRESENCE_INTENT = env_bool("DISCORD_PRESENCE_INTENT", False)
 LLM_PROVIDER = os.environ.get("LLM_PROVIDER", "").strip().lower()  # "openai" or "echo"; empty = derive
-# The platform's endpoint: base URL, key and model go together (bot.providers). A server uses it
+# The platform's endpoint: base URL, key and model go together (bot.conversation.providers). A server uses it
 # unless it picks an approved endpoint or a superuser gave it one of its own.
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "").strip()
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "").strip()

@@ -1,6 +1,6 @@
 """What the Build Context stage reads from Discord, as a small synchronous protocol.
 
-Two implementations: ``bot.discord_transport`` over a live discord.py client (it bridges to the
+Two implementations: ``bot.discord.transport`` over a live discord.py client (it bridges to the
 event loop with ``async_to_sync``) and ``chatcontext.snapshot.SnapshotTransport`` over a turn
 snapshot. The stage never imports discord.py.
 """

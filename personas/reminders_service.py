@@ -68,7 +68,7 @@ RETRY_BASE_DELAY = timedelta(minutes=1)
 # well under a second to a bot that is listening (beat ticks every 30 s).
 CLAIM_LEASE = timedelta(minutes=1)
 # How long a process that took an occurrence has to confirm it posted it: a wait in the channel's
-# turn queue (up to bot.planner.DEFAULT_MAX_QUEUE turns) and one generation (LLM_TIMEOUT_SECONDS).
+# turn queue (up to bot.conversation.planner.DEFAULT_MAX_QUEUE turns) and one generation (LLM_TIMEOUT_SECONDS).
 DELIVERY_LEASE = timedelta(minutes=10)
 IN_FLIGHT = (Reminder.Status.CLAIMED, Reminder.Status.DELIVERING)
 SETTLED_FIELDS = ("status", "reminder_time", "delivery_retry_count", "next_attempt_at", "last_error", "updated_at")

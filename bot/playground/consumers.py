@@ -13,8 +13,8 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from bot.models import PlaygroundChannel
 from bot.playground.live import channel_group
+from bot.playground.models import PlaygroundChannel
 from chatcontext.consumers import FORBIDDEN, FeedConsumer, group_name
 
 

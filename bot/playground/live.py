@@ -20,11 +20,12 @@ from typing import Any
 
 from django.urls import reverse
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
+from bot.conversation.db import in_callers_transaction
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
 from botplatform.best_effort import send_to_group
 from chatcontext.models import VoiceTranscript
-from chatcontext.types import Author, DiscordMessage
+from chatcontext.types import Author, DiscordMessage, JSONDict
 
 EVENT_TYPE = "playground.event"
 EXCERPT_CHARS = 80
@@ -98,3 +99,16 @@ async def publish(channel_pk: int, event: dict[str, Any]) -> None:
     """Send one event to every page showing the channel; best-effort (botplatform.best_effort): the
     page misses it when the channel layer is down, the stored messages and records do not."""
     await send_to_group(channel_group(channel_pk), {"type": EVENT_TYPE, "event": event})
+
+
+async def publish_message(
+    channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author, *, stream_id: str | None = None
+) -> None:
+    """One stored message to the channel's pages; ``stream_id`` names the streamed reply it replaces."""
+    [payload] = await in_callers_transaction(_payloads_with_reply)(channel, row, bot_user)
+    await publish(channel.pk, {"kind": "message", "message": payload, "stream_id": stream_id})
+
+
+def _payloads_with_reply(channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author) -> list[JSONDict]:
+    fresh = PlaygroundMessage.objects.select_related("reply_to").get(pk=row.pk)
+    return message_payloads(channel, [fresh], bot_user=bot_user)

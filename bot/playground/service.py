@@ -1,15 +1,16 @@
 """A playground message → the same path a Discord message takes (design.md "One turn, end to end").
 
 ``post_playground_message`` stores the message, sends an uploaded voice file through the
-transcription task (``bot.voice.tasks``) and waits for it, then runs the bot's admission
-(``bot.admission``: ``screen``, ``select_responders``, ``admit`` over ``bot.rows.load_author_state``:
-mention, reply to a persona, trigger words; privacy-FULL, muted and blocked authors cannot
-trigger), plans the turn on a ``bot.planner.TurnPlanner`` (per-channel lock, queued turns carry
-``is_from_queue``) and, for each persona of the plan, runs ``build_turn_context`` over a
-``PlaygroundTransport``, generates through the server's provider (the offline echo provider when
-none is configured) with the reply streamed to the page, stores the reply in the channel and writes
-a ``PromptRecord`` (source ``playground``) with its turn snapshot.
+transcription task (``bot.voice.tasks``) and waits for it, then runs the admission every surface
+runs (``bot.conversation.admission``: mention, reply to a persona, trigger words; privacy-FULL,
+muted and blocked authors cannot trigger), plans the turn on a ``TurnPlanner`` (per-channel lock,
+queued turns carry ``is_from_queue``) and runs it on the shared ``TurnRunner`` through a
+``PlaygroundOutlet``: ``build_turn_context`` over a ``PlaygroundTransport``, the server's provider
+(the offline echo provider when none is configured) with the reply streamed to the page, the reply
+stored in the channel, and a ``PromptRecord`` (source ``playground``) with its turn snapshot.
 
+The playground runs inside a request (and tests inside ``atomic``), so every ORM call goes through
+``bot.conversation.db.in_callers_transaction``, never through a helper that closes the connection.
 ``send_playground_message`` is the synchronous entry point with the signature of issue 8.
 Logs carry counts and failure kinds only, never message text, names or ids.
 """
@@ -19,85 +20,57 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.files.uploadedfile import UploadedFile
 
-from bot.admission import Skip, TriggerSignals, admit, screen, select_responders
-from bot.delivery import ERROR_MESSAGES, localized
-from bot.models import PlaygroundChannel, PlaygroundMessage
-from bot.planner import TurnPlanner
+from bot.conversation.admission import Admission, TriggerSignals, admit_message, screen
+from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.planner import Clock, TurnPlanner, wall_clock_ms
+from bot.conversation.providers import build_provider
+from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
+from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
 from bot.playground import live, store
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
-from bot.providers import GenerationResult, Provider, ProviderConfig, ProviderError, build_provider
-from bot.rows import AuthorState, ServerState, load_author_state, load_server_state
-from bot.turn_snapshot import snapshot_or_empty
-from bot.turns import EMPTY_REPLY
 from bot.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
-from chatcontext.config import StageConfig
 from chatcontext.models import PromptRecord
-from chatcontext.pipeline import build_turn_context
-from chatcontext.records import store_prompt_record
-from chatcontext.simplify.media import is_audio_attachment
-from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import (
-    Author,
-    ChatIncoming,
-    ChatTurn,
-    ChatTurnContext,
-    DiscordMessage,
-    JSONDict,
-    LockedTurn,
-    PersonaInfo,
-    PrivacyLevel,
-)
+from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
 from chatcontext.voice_cache import TranscriptCache, shared_cache
 from personas import models as m
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-ProviderFactory = Callable[[ProviderConfig, str], Provider]
-Clock = Callable[[], int]
 QUEUE_FULL = "queue_full"
-# The echo provider answers at once; a short pause per word lets a person watch it stream in.
-ECHO_STREAM_PACE_S = 0.04
 TRANSCRIPTION_WAIT_S = SOFT_TIME_LIMIT_SECONDS + 30
-
-
-def db(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """ORM work off the event loop, on Django's thread for sync code. Not channels'
-    ``database_sync_to_async``: it closes the thread's connection around each call, which would
-    end a caller's transaction (``send_playground_message`` inside ``atomic``, a test). The
-    playground runs inside a request, whose start and end already close stale connections."""
-    return sync_to_async(fn, thread_sensitive=True)
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def mentions_user(content: str, user_id: str) -> bool:
     return re.search(rf"<@!?{re.escape(user_id)}>", content) is not None
 
 
-@dataclass
-class TurnResult:
-    """One persona turn of a trigger: its record and the reply it posted (None when it failed)."""
+def playground_runner(
+    *,
+    provider_factory: ProviderFactory = build_provider,
+    transcripts: TranscriptCache = shared_cache,
+    clock: Clock = wall_clock_ms,
+) -> TurnRunner:
+    """The runner of playground turns: the one every surface uses, on the playground's database rule."""
+    return TurnRunner(db=db, provider_factory=provider_factory, transcripts=transcripts, clock=clock)
 
-    record: PromptRecord
-    reply: PlaygroundMessage | None
+
+PlaygroundTurn = TurnResult[PlaygroundMessage]
 
 
 @dataclass
 class PlaygroundOutcome:
     message: PlaygroundMessage
-    skip: str | None = None  # a bot.admission.Skip value, or QUEUE_FULL
-    results: list[TurnResult] = field(default_factory=list)
+    skip: str | None = None  # a bot.conversation.admission.Skip value, or QUEUE_FULL
+    results: list[PlaygroundTurn] = field(default_factory=list)
     transcription: TranscriptionOutcome | None = None
 
     @property
@@ -107,20 +80,19 @@ class PlaygroundOutcome:
 
 @dataclass
 class PlaygroundJob:
-    """A locked turn of a playground channel; ``done`` resolves in the submitter's event loop."""
+    """A locked turn of a playground channel, the runner it runs on, and the future that resolves
+    in the submitter's event loop."""
 
-    locked_turn: LockedTurn
-    runner: PlaygroundRunner
-    channel: PlaygroundChannel
-    trigger_row: PlaygroundMessage
-    personas: tuple[PersonaInfo, ...]
-    server: ServerState
-    author: AuthorState
-    bot_user: Author
-    done: asyncio.Future[list[TurnResult]]
+    turn: TurnJob[PlaygroundMessage]
+    runner: TurnRunner
+    done: asyncio.Future[list[PlaygroundTurn]]
+
+    @property
+    def locked_turn(self) -> LockedTurn:
+        return self.turn.locked_turn
 
 
-def _resolve(future: asyncio.Future[list[TurnResult]], result: Any) -> None:
+def _resolve(future: asyncio.Future[list[PlaygroundTurn]], result: Any) -> None:
     """Settle the submitter's future from whichever loop or thread ran the job."""
 
     def settle() -> None:
@@ -136,7 +108,7 @@ def _resolve(future: asyncio.Future[list[TurnResult]], result: Any) -> None:
 
 async def _run_job(job: PlaygroundJob) -> None:
     try:
-        results = await job.runner.run(job)
+        results = await job.runner.run(job.turn)
     except BaseException as exc:
         _resolve(job.done, exc)
         raise
@@ -147,168 +119,13 @@ async def _run_job(job: PlaygroundJob) -> None:
 PLANNER: TurnPlanner[PlaygroundJob] = TurnPlanner(_run_job, wall_clock_ms)
 
 
-def build_chat_turn(job: PlaygroundJob, persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of one persona, as ``bot.turns.build_chat_turn`` builds it on Discord."""
-    trigger = job.locked_turn.incoming.message
-    member = PlaygroundTransport(job.channel, bot_user=job.bot_user).get_cached_member(trigger.author.id)
-    state = job.server
-    name = triggerer_naming(
-        state.config, persona, job.author.user_row, member, trigger.author, blacklisted=job.author.blacklisted
-    )
-    return ChatTurn(
-        locked_turn=job.locked_turn,
-        persona=persona,
-        all_personas=state.personas,
-        server=state.config,
-        channel_name=job.channel.name,
-        bot_user=job.bot_user,
-        now_ms=now_ms,
-        user_row=job.author.user_row,
-        main_persona=state.main_persona,
-        persona_index=index,
-        total_personas=len(job.personas),
-        channel_description=job.channel.topic or None,
-        triggerer_name=name.nickname,
-        triggerer_formatted_name=name.formatted,
-        triggerer_address_term=name.address_term,
-    )
-
-
-class PlaygroundRunner:
-    """Runs the persona turns of a locked playground turn, like ``bot.turns.TurnRunner`` on Discord."""
-
-    def __init__(
-        self,
-        *,
-        provider_factory: ProviderFactory = build_provider,
-        transcripts: TranscriptCache = shared_cache,
-        clock: Clock = wall_clock_ms,
-        stream: bool = True,
-        echo_pace_s: float = 0.0,
-    ) -> None:
-        self.provider_factory = provider_factory
-        self.transcripts = transcripts
-        self.clock = clock
-        self.stream = stream
-        self.echo_pace_s = echo_pace_s
-
-    async def run(self, job: PlaygroundJob) -> list[TurnResult]:
-        """Every persona in plan order; each reads the channel again (BC1-02), so a later persona
-        sees the earlier ones' replies."""
-        results = []
-        for index, persona in enumerate(job.personas):
-            result = await self.run_persona_turn(job, persona, index)
-            if result is not None:
-                results.append(result)
-        return results
-
-    async def run_persona_turn(self, job: PlaygroundJob, persona: PersonaInfo, index: int) -> TurnResult | None:
-        turn = await db(build_chat_turn)(job, persona, index, now_ms=self.clock())
-        transport = PlaygroundTransport(job.channel, bot_user=job.bot_user)
-        try:
-            ctx: ChatTurnContext = await db(build_turn_context)(turn, transport, transcripts=self.transcripts)
-        except Exception:
-            logger.exception("playground context build failed; no prompt record written")
-            await self._post_error_notice(job)
-            return None
-
-        stream = live.stream_id(job.trigger_row.disc_id, persona.persona_id)
-        await live.publish(job.channel.pk, {"kind": "typing", "stream_id": stream, "persona": persona.persona_nickname})
-        provider = self.provider_factory(job.server.provider, persona.persona_nickname)
-        result, error = await self._generate(provider, ctx, job.channel.pk, stream)
-        reply_text = result.text.strip() if result else ""
-        reply: PlaygroundMessage | None = None
-        if reply_text:
-            reply = await db(store.store_bot_message)(
-                job.channel,
-                reply_text,
-                persona=persona,
-                bot_user=job.bot_user,
-                reply_to=job.trigger_row,
-                now_ms=self.clock(),
-            )
-            await self._publish_message(job, reply, stream)
-        else:
-            error = error or EMPTY_REPLY
-            await self._post_error_notice(job, stream)
-        record = await db(store_prompt_record)(
-            ctx,
-            snapshot=await db(snapshot_or_empty)(turn, transport),
-            source=PromptRecord.Source.PLAYGROUND,
-            provider=provider.name,
-            model_name=provider.model_name,
-            reply_text=reply_text,
-            error=error,
-            latency_ms=result.latency_ms if result else None,
-            usage=result.usage if result else None,
-        )
-        return TurnResult(record=record, reply=reply)
-
-    async def _generate(
-        self, provider: Provider, ctx: ChatTurnContext, channel_pk: int, stream: str
-    ) -> tuple[GenerationResult | None, str]:
-        pace = self.echo_pace_s if provider.name == "echo" else 0.0
-
-        async def on_delta(text: str) -> None:
-            await live.publish(channel_pk, {"kind": "delta", "stream_id": stream, "text": text})
-            if pace:
-                await asyncio.sleep(pace)
-
-        try:
-            return await provider.generate(ctx.context_items, stream=self.stream, on_delta=on_delta), ""
-        except ProviderError as exc:
-            return None, str(exc)
-
-    async def _post_error_notice(self, job: PlaygroundJob, stream: str | None = None) -> None:
-        """The short, localised notice the bot posts on Discord when generation fails."""
-        notice = await db(store.store_bot_message)(
-            job.channel,
-            localized(ERROR_MESSAGES, job.server.config.preferred_locale),
-            persona=None,
-            bot_user=job.bot_user,
-            reply_to=job.trigger_row,
-            now_ms=self.clock(),
-        )
-        await self._publish_message(job, notice, stream)
-
-    async def _publish_message(self, job: PlaygroundJob, row: PlaygroundMessage, stream: str | None) -> None:
-        await publish_message(job.channel, row, job.bot_user, stream_id=stream)
-
-
-async def publish_message(
-    channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author, *, stream_id: str | None = None
-) -> None:
-    [payload] = await db(_payloads_with_reply)(channel, row, bot_user)
-    await live.publish(channel.pk, {"kind": "message", "message": payload, "stream_id": stream_id})
-
-
-def _payloads_with_reply(channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author) -> list[JSONDict]:
-    fresh = PlaygroundMessage.objects.select_related("reply_to").get(pk=row.pk)
-    return live.message_payloads(channel, [fresh], bot_user=bot_user)
-
-
 # --- admission ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Admitted:
-    """The sync half of admission: what the planner needs, or why the message is not a trigger."""
-
-    skip: Skip | None
-    trigger: DiscordMessage | None = None
-    personas: tuple[PersonaInfo, ...] = ()
-    author: AuthorState | None = None
-
-
 def server_state(server: m.Server) -> ServerState:
-    """The server as the bot routes it (``bot.rows.load_server_state``: a main persona is created
-    on first contact if it has none)."""
+    """The server as every surface routes it (a main persona is created on first contact if it has none)."""
     return load_server_state(
-        server.server_disc_id,
-        name=server.name,
-        is_dm=server.is_dm_channel,
-        locale=server.registration_locale,
-        default_persona=StageConfig.from_env().default_botname,
+        server.server_disc_id, name=server.name, is_dm=server.is_dm_channel, locale=server.registration_locale
     )
 
 
@@ -316,49 +133,45 @@ def playground_bot(channel: PlaygroundChannel, state: ServerState) -> Author:
     return store.bot_identity(channel.server, state.main_persona)
 
 
-def admit_message(
-    channel: PlaygroundChannel, row: PlaygroundMessage, state: ServerState, bot_user: Author, now_ms: int
-) -> Admitted:
-    """``bot.exts.chat.ChatCog.on_message`` for a stored playground message: screen the author,
-    read who is addressed, and only then the author's privacy level and mutes/blocks."""
-    trigger = PlaygroundTransport(channel, bot_user=bot_user).fetch_message(row.disc_id)
-    skip = screen(trigger, bot_user.id)
-    if skip is not None:
-        return Admitted(skip=skip)
+@dataclass(frozen=True)
+class StoredTrigger:
+    """A stored message as admission reads it: the message as Discord would give it, the signals of
+    who it addresses, and its author as a member of the server."""
+
+    message: DiscordMessage
+    signals: TriggerSignals
+    member: MemberInfo | None
+
+
+def read_trigger(channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author) -> StoredTrigger:
+    transport = PlaygroundTransport(channel, bot_user=bot_user)
+    message = transport.fetch_message(row.disc_id)
     replied = row.reply_to
-    replied_persona_id = replied.persona_id if replied is not None else None
     signals = TriggerSignals(
         is_dm=channel.server.is_dm_channel,
         mentions_bot=mentions_user(row.content, bot_user.id),
-        replied_persona_id=replied_persona_id,
+        replied_persona_id=replied.persona_id if replied is not None else None,
     )
-    responders = select_responders(
-        state.personas, signals, row.content, deliberate_trigger_mode=state.config.deliberate_trigger_mode
-    )
-    if not responders:
-        return Admitted(skip=Skip.NOT_TRIGGERED)
-    author = load_author_state(state.server_id, trigger.author, now_ms)
-    admission = admit(
-        responders, privacy_level=author.user_row.privacy_level, blocked_persona_ids=author.muted_persona_ids
-    )
-    if not admission.admitted:
-        return Admitted(skip=admission.skip)
-    return Admitted(skip=None, trigger=trigger, personas=admission.personas, author=author)
+    return StoredTrigger(message, signals, transport.get_cached_member(message.author.id))
+
+
+async def admit_row(trigger: StoredTrigger, state: ServerState, bot_user: Author, now_ms: int) -> Admission:
+    """``bot.discord.exts.chat.ChatCog.on_message`` for a stored playground message: screen the
+    author, then the one admission of every surface."""
+    skip = screen(trigger.message, bot_user.id)
+    if skip is not None:
+        return Admission(skip=skip)
+    return await admit_message(trigger.message, trigger.signals, state, db=db, now_ms=now_ms)
 
 
 # --- voice ----------------------------------------------------------------------------------------
 
 
 def _voice_task(row: PlaygroundMessage) -> Any:
-    """Queue the transcription of the message's first audio attachment (run at once when Celery is
-    eager). Privacy-FULL authors' audio is never sent, as on Discord (``bot.rows``)."""
-    audio = next((a for a in row.attachments or [] if is_audio_attachment(store.as_attachment(a))), None)
-    if audio is None:
-        return None
-    level = m.DiscordUser.objects.filter(user_disc_id=row.author_disc_id).values_list("privacy_level", flat=True)
-    if level.first() == PrivacyLevel.FULL:
-        return None
-    return transcribe_voice_attachment.delay(row.disc_id, audio["id"], store.attachment_url(audio))
+    """Queue the transcription of the message's audio (run at once when Celery is eager)."""
+    attachments = [store.as_attachment(a) for a in row.attachments or []]
+    audio = audio_to_transcribe(row.author_disc_id, attachments)
+    return transcribe_voice_attachment.delay(row.disc_id, audio.id, audio.url) if audio is not None else None
 
 
 async def transcribe_before_turn(row: PlaygroundMessage) -> TranscriptionOutcome | None:
@@ -381,44 +194,34 @@ async def post_playground_message(
     *,
     reply_to: PlaygroundMessage | None = None,
     attachments: Sequence[UploadedFile] = (),
-    runner: PlaygroundRunner | None = None,
+    runner: TurnRunner | None = None,
     planner: TurnPlanner[PlaygroundJob] = PLANNER,
 ) -> PlaygroundOutcome:
     """Store a message and run the turns it triggers; returns when this message's turns are done
     (also when they waited in the channel's queue behind another trigger)."""
-    runner = runner or PlaygroundRunner()
+    runner = runner or playground_runner()
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)
     row = await db(store.store_user_message)(
         channel, author_disc_id, content, now_ms=runner.clock(), reply_to=reply_to, uploads=attachments
     )
-    await publish_message(channel, row, bot_user)
+    await live.publish_message(channel, row, bot_user)
     outcome = PlaygroundOutcome(message=row)
     outcome.transcription = await transcribe_before_turn(row)
     if outcome.transcription is not None:  # the page shows the transcript under the audio
-        await publish_message(channel, row, bot_user)
+        await live.publish_message(channel, row, bot_user)
 
-    admitted = await db(admit_message)(channel, row, state, bot_user, runner.clock())
-    if admitted.skip is not None or admitted.trigger is None:
-        outcome.skip = str(admitted.skip)
+    trigger = await db(read_trigger)(channel, row, bot_user)
+    admission = await admit_row(trigger, state, bot_user, runner.clock())
+    if not admission.admitted:
+        outcome.skip = str(admission.skip)
         logger.info("playground message not admitted: %s", outcome.skip)
         await live.publish(channel.pk, {"kind": "skipped", "message_id": row.disc_id, "reason": outcome.skip})
         return outcome
-    assert admitted.author is not None
-    locked = LockedTurn(
-        incoming=ChatIncoming(message=admitted.trigger),
-        channel_id=channel.disc_id,
-        triggered_persona_ids=tuple(p.persona_id for p in admitted.personas if p.persona_id is not None),
-    )
+    outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
     job = PlaygroundJob(
-        locked_turn=locked,
+        turn=TurnJob.answering(trigger.message, admission, state, outlet, triggerer=trigger.member),
         runner=runner,
-        channel=channel,
-        trigger_row=row,
-        personas=admitted.personas,
-        server=state,
-        author=admitted.author,
-        bot_user=bot_user,
         done=asyncio.get_running_loop().create_future(),
     )
     if not await planner.submit(job):

@@ -10,7 +10,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.dispatch import receiver
 
-from bot.models import PlaygroundMessage
+from bot.playground.models import PlaygroundMessage
 from bot.playground.store import upload_root
 from chatcontext.models import VoiceTranscript
 from personas.actions import user_forgotten

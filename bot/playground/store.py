@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils.text import get_valid_filename
 
-from bot.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
 from chatcontext.types import Attachment, Author, PersonaInfo
 from personas import models as m
 
@@ -201,7 +201,7 @@ def store_bot_message(
     now_ms: int,
 ) -> PlaygroundMessage:
     """What the platform posts: a persona's reply (the main persona as the bot account, an alter
-    through the channel webhook under its own name, as ``bot.delivery`` does on Discord), or a
+    through the channel webhook under its own name, as ``bot.discord.delivery`` does on Discord), or a
     notice of the bot itself when ``persona`` is None."""
     [message_id] = allocate_snowflakes(1, now_ms)
     via_webhook = persona is not None and persona.is_alter

@@ -6,7 +6,7 @@ rows), plain users (``DiscordUser`` rows) for people who are not members, channe
 Reads are batched: the members once per transport, one query per history window, one for the
 non-member authors of that window, so the query count of a turn does not grow with its messages.
 
-Like ``bot.discord_transport.DiscordTransport`` it remembers what it read (``messages``,
+Like ``bot.discord.transport.DiscordTransport`` it remembers what it read (``messages``,
 ``members``, ``reaction_users``), so the turn snapshot stored with the prompt record holds exactly
 the data the pipeline saw and replays to the same prompt.
 """
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.store import as_attachment
 from chatcontext.memory_transport import member_as_author
 from chatcontext.snapshot import parse_member

@@ -8,6 +8,7 @@ that are not staff are sent to the admin login.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -20,18 +21,16 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
+from bot.conversation.planner import wall_clock_ms
+from bot.conversation.providers import build_provider, provider_config
 from bot.playground import live, store
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.service import (
-    ECHO_STREAM_PACE_S,
     PlaygroundOutcome,
-    PlaygroundRunner,
+    playground_runner,
     post_playground_message,
-    publish_message,
     server_state,
-    wall_clock_ms,
 )
-from bot.providers import provider_config
 from chatcontext import inspector
 from chatcontext.admin import record_links
 from chatcontext.models import PromptRecord
@@ -42,8 +41,9 @@ from personas.access import Principal, principal_for_user
 
 HISTORY_SHOWN = 200
 RECENT_RECORDS = 20
-# The page's runner: the echo provider's words arrive at a pace a person can watch.
-WEB_RUNNER = PlaygroundRunner(echo_pace_s=ECHO_STREAM_PACE_S)
+# The echo provider answers at once; on the page its words arrive at a pace a person can watch.
+ECHO_STREAM_PACE_S = 0.04
+WEB_RUNNER = playground_runner(provider_factory=functools.partial(build_provider, echo_pace_s=ECHO_STREAM_PACE_S))
 
 
 class BadRequest(Exception):
@@ -116,7 +116,7 @@ def index(request: HttpRequest) -> HttpResponse:
             raise Http404("No such channel.")
     else:
         channel = channels[0] if channels else None
-    # Read only: the first message registers a main persona if the server has none (bot.rows).
+    # Read only: the first message registers a main persona if the server has none (bot.conversation.state).
     personas = load_personas(server.server_id)
     bot_user = store.bot_identity(server, next((p for p in personas if not p.is_alter), None))
     people = store.identities(server)
@@ -231,7 +231,7 @@ def react(request: HttpRequest, channel_id: int, message_id: str) -> HttpRespons
     except (BadRequest, store.PlaygroundError) as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     bot_user = _bot_user(channel)
-    async_to_sync(publish_message)(channel, message, bot_user)
+    async_to_sync(live.publish_message)(channel, message, bot_user)
     fresh = PlaygroundMessage.objects.select_related("reply_to").get(pk=message.pk)
     return JsonResponse({"message": live.message_payloads(channel, [fresh], bot_user=bot_user)[0]})
 

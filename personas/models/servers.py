@@ -185,7 +185,7 @@ class ServerSettings(models.Model):
     retention_days = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
     )
-    # The model endpoint (bot.providers.provider_config), resolved as a whole, never field by field:
+    # The model endpoint (bot.conversation.providers.provider_config), resolved as a whole, never field by field:
     # the server's own (base URL, key and model, which only superusers set; the key is write-only in
     # the admin and never leaves the server for a page, an API answer, a log line or a record), else
     # an operator-approved endpoint by name, else the platform's from the environment.

@@ -13,8 +13,8 @@ from discord.ext.test import backend
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from bot.client import UnshardedTomoriBot
-from bot.providers import ProviderConfig, build_provider
+from bot.conversation.providers import ProviderConfig, build_provider
+from bot.discord.client import UnshardedTomoriBot
 from chatcontext.types import ContextItem
 from chatcontext.voice_cache import MemoryTranscriptCache
 from tests.bot.fake_llm import FakeLLMServer

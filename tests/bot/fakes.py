@@ -13,9 +13,9 @@ import discord.ext.test as dpytest
 from channels.db import database_sync_to_async
 from discord.ext.test import backend, factories
 
-from bot.client import UnshardedTomoriBot
-from bot.delivery import WebhookRegistry
-from bot.providers import GenerationResult
+from bot.conversation.providers import GenerationResult
+from bot.discord.client import UnshardedTomoriBot
+from bot.discord.delivery import WebhookRegistry
 from chatcontext.types import ContextItem
 from personas import actions
 from personas import models as m

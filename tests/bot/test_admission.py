@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.admission import (
+from bot.conversation.admission import (
     Skip,
     TriggerSignals,
     admit,

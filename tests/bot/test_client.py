@@ -6,7 +6,7 @@ import pytest
 from discord.ext import commands
 from django.core.management import CommandError, call_command
 
-from bot.client import TomoriBot, create_bot, walk_extensions
+from bot.discord.client import TomoriBot, create_bot, walk_extensions
 
 
 async def test_the_production_bot_is_auto_sharded_with_the_shard_split_from_settings(settings):
@@ -23,10 +23,10 @@ async def test_the_production_bot_is_auto_sharded_with_the_shard_split_from_sett
 
 def test_every_cog_module_in_exts_is_loaded_and_helpers_are_not():
     assert sorted(walk_extensions()) == [
-        "bot.exts.chat",
-        "bot.exts.members",
-        "bot.exts.moderation",
-        "bot.exts.reminders",
+        "bot.discord.exts.chat",
+        "bot.discord.exts.members",
+        "bot.discord.exts.moderation",
+        "bot.discord.exts.reminders",
     ]
 
 

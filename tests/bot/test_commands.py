@@ -10,8 +10,8 @@ import discord.ext.test as dpytest
 import pytest
 from django.utils import timezone
 
-from bot.exts._interactions import MODERATOR_ONLY
-from bot.exts.moderation import inspector_url
+from bot.discord.exts._interactions import MODERATOR_ONLY
+from bot.discord.exts.moderation import inspector_url
 from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.bot.fakes import FakeInteraction, run_db

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.delivery import DISCORD_MESSAGE_LIMIT, ERROR_MESSAGES, localized, split_message
+from bot.conversation.texts import ERROR_MESSAGES, localized
+from bot.discord.delivery import DISCORD_MESSAGE_LIMIT, split_message
 
 
 def fence_lines(piece: str) -> list[str]:

@@ -19,8 +19,9 @@ import pytest
 from discord.ext.test import backend
 from django.utils import timezone
 
-from bot.delivery import ERROR_MESSAGES, REPLY_CONTEXT_TOKEN
-from bot.providers import GenerationResult
+from bot.conversation.providers import GenerationResult
+from bot.conversation.texts import ERROR_MESSAGES
+from bot.discord.delivery import REPLY_CONTEXT_TOKEN
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output
@@ -338,7 +339,7 @@ async def test_voice_messages_are_queued_for_transcription_except_from_privacy_f
     harness, settings, monkeypatch, tmp_path, eager
 ):
     queued: list[tuple[str, str]] = []
-    monkeypatch.setattr("bot.rows.enqueue_transcription", lambda mid, aid, url: queued.append((mid, aid)))
+    monkeypatch.setattr("bot.conversation.state.enqueue_transcription", lambda mid, aid, url: queued.append((mid, aid)))
     settings.CELERY_TASK_ALWAYS_EAGER = eager
     rei = harness.member(2)
     await run_db(setup_server, harness.guild, full_privacy=[rei])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.planner import TurnPlanner
+from bot.conversation.planner import TurnPlanner
 from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn, ReminderData
 
 

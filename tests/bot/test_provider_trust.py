@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from bot.providers import build_provider, provider_config, server_endpoint
+from bot.conversation.providers import build_provider, provider_config, server_endpoint
 from chatcontext.models import PromptRecord
 from chatcontext.types import ContextItem, ContextItemTag, TextPart
 from personas import models as m
@@ -128,7 +128,7 @@ async def test_the_platform_endpoint_is_used_whole(platform: m.ServerSettings, l
 
 def test_an_approved_name_the_operator_removed_falls_back_to_the_platform(operator: Any, caplog) -> None:  # type: ignore[no-untyped-def]
     settings_row = m.ServerSettings(llm_endpoint="gone")
-    with caplog.at_level(logging.WARNING, logger="bot.providers"):
+    with caplog.at_level(logging.WARNING, logger="bot.conversation.providers"):
         endpoint = server_endpoint(settings_row)
     assert (endpoint.base_url, endpoint.api_key) == (OPERATOR_URL, OPERATOR_KEY)
     assert "'gone' is not configured" in caplog.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.providers import (
+from bot.conversation.providers import (
     EchoProvider,
     OpenAICompatProvider,
     ProviderError,

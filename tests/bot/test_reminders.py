@@ -17,9 +17,9 @@ from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
-from bot.exts.reminders import RemindersCog
-from bot.providers import GenerationResult, ProviderError
-from bot.reminder_turns import ensure_ping, reminder_lateness
+from bot.conversation.providers import GenerationResult, ProviderError
+from bot.conversation.reminders import ensure_ping, reminder_lateness
+from bot.discord.exts.reminders import RemindersCog
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output
@@ -339,7 +339,7 @@ async def test_a_refused_post_is_reported_back_gone_channels_fail_others_retry(h
     async def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise error
 
-    monkeypatch.setattr("bot.reminder_turns.send_as_persona", refuse)
+    monkeypatch.setattr("bot.discord.reminder_turns.send_as_persona", refuse)
     due = await fire(harness, target=str(harness.member(0).id))
     record = await one_record()
 
@@ -358,7 +358,7 @@ async def test_a_channel_that_cannot_be_read_right_now_is_retried(harness, monke
     async def unavailable(channel):  # type: ignore[no-untyped-def]
         raise http_error(discord.HTTPException, 503)
 
-    monkeypatch.setattr("bot.reminder_turns.latest_message", unavailable)
+    monkeypatch.setattr("bot.discord.reminder_turns.latest_message", unavailable)
     due = await fire(harness, target=str(harness.bot.user.id), kind=ReminderKind.SELF_TASK)
 
     async def retried() -> bool:
@@ -446,7 +446,7 @@ async def test_a_bot_that_posted_but_died_before_confirming_posts_it_at_most_onc
     async def dies(due: DueReminder) -> None:  # the process stops right after Discord took the post
         return None
 
-    monkeypatch.setattr("bot.reminder_turns.confirm_posted", dies)
+    monkeypatch.setattr("bot.discord.reminder_turns.confirm_posted", dies)
     t0 = timezone.now()
     await tick(t0)
     await one_record()

@@ -1,4 +1,4 @@
-"""First contact with a guild, a DM and a user (bot.rows over personas.actions)."""
+"""First contact with a guild, a DM and a user (bot.conversation.state over personas.actions)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bot.rows import load_author_state, load_server_state
+from bot.conversation.state import load_author_state, load_server_state
 from chatcontext.repository import datetime_to_ms
 from chatcontext.types import Author
 from personas import actions

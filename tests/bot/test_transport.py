@@ -6,7 +6,7 @@ import discord.ext.test as dpytest
 import pytest
 from channels.db import database_sync_to_async
 
-from bot.discord_transport import DiscordTransport, to_discord_message
+from bot.discord.transport import DiscordTransport, to_discord_message
 from chatcontext.transport import TransportError
 
 

@@ -12,8 +12,8 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 
-from bot.models import PlaygroundChannel
 from bot.playground import store
+from bot.playground.models import PlaygroundChannel
 from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import Persona, Server
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from bot.models import PlaygroundMessage
 from bot.playground import store
+from bot.playground.models import PlaygroundMessage
 from chatcontext.models import PromptRecord, VoiceTranscript
 from chatcontext.voice_cache import shared_cache
 from personas import actions

@@ -13,8 +13,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
-from bot.playground.service import PlaygroundRunner, post_playground_message
-from bot.providers import EchoProvider, OpenAICompatProvider
+from bot.conversation.providers import EchoProvider, OpenAICompatProvider
+from bot.playground.service import playground_runner, post_playground_message
 from botplatform.routing import websocket_urlpatterns
 from chatcontext.consumers import FORBIDDEN
 from chatcontext.types import ContextItem, TextPart
@@ -70,7 +70,7 @@ def test_a_message_its_streamed_reply_and_the_turns_record_arrive_live(demo, in_
         communicator = socket(demo, alice)
         assert (await communicator.connect())[0]
         outcome = await post_playground_message(
-            demo.channel, MINA, f"{demo.mention()} tell me a story", runner=PlaygroundRunner()
+            demo.channel, MINA, f"{demo.mention()} tell me a story", runner=playground_runner()
         )
         events = []
         while not any(e["kind"] == "record" for e in events):

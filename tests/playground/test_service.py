@@ -13,18 +13,23 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from bot.admission import Skip
-from bot.delivery import ERROR_MESSAGES
-from bot.models import PlaygroundMessage
+from bot.conversation.admission import Skip
+from bot.conversation.providers import GenerationResult, ProviderError
+from bot.conversation.runner import TurnJob, build_chat_turn, message_turn
+from bot.conversation.texts import ERROR_MESSAGES
 from bot.playground import store
+from bot.playground.models import PlaygroundMessage
+from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.service import (
     PLANNER,
     PlaygroundOutcome,
-    PlaygroundRunner,
+    playground_bot,
+    playground_runner,
     post_playground_message,
     send_playground_message,
+    server_state,
 )
-from bot.providers import GenerationResult, ProviderError
+from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output
@@ -32,7 +37,7 @@ from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ContextItem
 from personas import actions
 from personas.models import DiscordUser, Persona, PrivacyLevel, Reminder, ServerEmoji
-from tests.playground.conftest import BOT, JUN, MINA, OKABE, REI, SORA, Demo
+from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, OKABE, REI, SORA, Demo
 
 SECRET = "my new address is 4 Harbor Lane"
 QUEUE_WAIT_S = 30
@@ -174,7 +179,7 @@ class GatedProvider:
 def test_bc9_04_a_trigger_arriving_during_a_turn_is_queued_and_carries_is_from_queue(demo):
     async def scenario() -> tuple[PlaygroundOutcome, PlaygroundOutcome]:
         started, release = asyncio.Event(), asyncio.Event()
-        runner = PlaygroundRunner(provider_factory=lambda config, name: GatedProvider(started, release))
+        runner = playground_runner(provider_factory=lambda config, name: GatedProvider(started, release))
         first = asyncio.create_task(post_playground_message(demo.channel, MINA, "tomori, first", runner=runner))
         async with asyncio.timeout(QUEUE_WAIT_S):
             await started.wait()
@@ -204,7 +209,7 @@ class FailingProvider:
 
 
 def test_a_failed_generation_posts_the_bots_short_notice_and_the_record_keeps_the_error(demo):
-    runner = PlaygroundRunner(provider_factory=lambda config, name: FailingProvider())
+    runner = playground_runner(provider_factory=lambda config, name: FailingProvider())
 
     [result] = post(demo, MINA, "tomori, are you there?", runner=runner).results
 
@@ -237,3 +242,23 @@ def test_the_records_snapshot_replays_to_the_same_prompt(demo):
     replayed = turn_output(replay_snapshot(validate_snapshot(record.snapshot), transcriber=None))
     assert [row_ids(i["text"]) for i in replayed["context_items"]] == [row_ids(i["text"]) for i in record.context_items]
     assert record.snapshot["channel"] == {"id": demo.channel.disc_id, "name": "lounge", "topic": "Late-night chat"}
+
+
+def test_a_playground_turn_is_built_like_a_discord_turn_a_bot_authored_anchor_is_a_self_message(demo):
+    """One ``build_chat_turn`` for every surface: the playground's turns once set no
+    ``is_self_message`` (nor ``thread_parent_id``), which a turn anchored on the bot's own post (a
+    reminder turn's) needs; the channel facts and the bot account now come from the outlet."""
+    state = server_state(demo.server)
+    bot_user = playground_bot(demo.channel, state)
+    posted = store.store_bot_message(
+        demo.channel, "⏰ Task due: water the plants", persona=None, bot_user=bot_user, reply_to=None, now_ms=NOW_MS
+    )
+    anchor = PlaygroundTransport(demo.channel, bot_user=bot_user).fetch_message(posted.disc_id)
+    outlet = PlaygroundOutlet(demo.channel, posted, bot_user, clock=lambda: NOW_MS)
+    tomori = state.main_persona
+    job = TurnJob(message_turn(anchor, (tomori,)), outlet, (tomori,), state, author=None)
+
+    turn = build_chat_turn(job, tomori, 0, now_ms=NOW_MS)
+
+    assert turn.is_self_message and turn.bot_user.id == BOT and turn.thread_parent_id is None
+    assert (turn.channel_name, turn.channel_description) == ("lounge", "Late-night chat")

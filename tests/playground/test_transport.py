@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from bot.models import PlaygroundMessage, allocate_snowflakes
 from bot.playground import store
+from bot.playground.models import PlaygroundMessage, allocate_snowflakes
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.repository import persona_info
 from chatcontext.transport import TransportError

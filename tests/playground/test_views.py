@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from bot.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground import store
+from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         if settings.DISCORD_SHARD_IDS and not settings.DISCORD_SHARD_COUNT:
             raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
 
-        from bot.client import create_bot
+        from bot.discord.client import create_bot
 
         bot = create_bot(sync_commands=not options["no_sync"])
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.

@@ -5,7 +5,7 @@ Every bot process joins the group; each handles only the occurrences whose chann
 shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. The process that
 serves the channel takes the occurrence (``accept_delivery``; refused when it was cancelled or is
 already taken, and then nothing is posted), and it becomes a persona turn in its channel, queued
-behind that channel's other turns (``bot.reminder_turns``), whose post is confirmed
+behind that channel's other turns (``bot.discord.reminder_turns``), whose post is confirmed
 (``acknowledge_delivery``). A failure is reported back so the occurrence is retried or marked
 failed (``report_delivery_failure``); an occurrence no process takes or confirms comes back when its
 lease runs out (``personas.reminders_service``).
@@ -24,7 +24,7 @@ from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from discord.ext import commands
 
-from bot.reminder_turns import reminder_job, report_failure
+from bot.discord.reminder_turns import reminder_job, report_failure
 from personas.reminders_service import (
     REMINDER_MESSAGE_TYPE,
     REMINDERS_GROUP,
@@ -34,7 +34,7 @@ from personas.reminders_service import (
 )
 
 if TYPE_CHECKING:
-    from bot.client import PlatformBotMixin
+    from bot.discord.client import PlatformBotMixin
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class RemindersCog(commands.Cog):
             if not await database_sync_to_async(accept_delivery)(due.reminder_id, due.scheduled_at_ms):
                 logger.info("reminder occurrence not taken: cancelled, settled or taken already")
                 return
-            job = await reminder_job(due, channel, bot_user=bot_user, now_ms=self.bot.clock())
+            job = await reminder_job(due, channel, client=self.bot, webhooks=self.bot.webhooks, now_ms=self.bot.clock())
         except (ChannelMissing, discord.NotFound, discord.Forbidden) as exc:
             await report_failure(due, channel_gone=True, reason=type(exc).__name__)
             return

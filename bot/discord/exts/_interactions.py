@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import discord
-from channels.db import database_sync_to_async
 
-from bot.delivery import DISCORD_MESSAGE_LIMIT
-from bot.rows import ServerState, load_server_state
-from chatcontext.config import StageConfig
+from bot.conversation.state import ServerState
+from bot.discord.delivery import DISCORD_MESSAGE_LIMIT
+from bot.discord.turns import guild_server_state, server_key
 
 MODERATOR_ONLY = "Only moderators (Manage Server) can use this command."
 ELLIPSIS = "…"
 
 
 def interaction_server_key(interaction: discord.Interaction) -> str:
-    """Guild id, or the DM channel id (a DM is its own pseudo server, as in ``bot.exts.chat``)."""
-    return str(interaction.guild_id if interaction.guild_id is not None else interaction.channel_id)
+    return server_key(interaction.guild_id, interaction.channel_id)
 
 
 async def interaction_server(interaction: discord.Interaction) -> ServerState:
-    guild = interaction.guild
-    return await database_sync_to_async(load_server_state)(
-        interaction_server_key(interaction),
-        name=guild.name if guild else "Direct messages",
-        is_dm=guild is None,
-        locale=str(guild.preferred_locale) if guild else None,
-        default_persona=StageConfig.from_env().default_botname,
-    )
+    return await guild_server_state(interaction_server_key(interaction), interaction.guild)
 
 
 def is_moderator(interaction: discord.Interaction) -> bool:

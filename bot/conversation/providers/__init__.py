@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from bot.providers.base import GenerationResult, Provider, ProviderError, to_chat_messages
-from bot.providers.echo import EchoProvider
-from bot.providers.openai_compat import OpenAICompatProvider
+from bot.conversation.providers.base import DeltaSink, GenerationResult, Provider, ProviderError, to_chat_messages
+from bot.conversation.providers.echo import EchoProvider
+from bot.conversation.providers.openai_compat import OpenAICompatProvider
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "DeltaSink",
     "EchoProvider",
     "Endpoint",
     "GenerationResult",
@@ -34,7 +35,7 @@ __all__ = [
 class Endpoint:
     """Where a turn's prompt goes and what it shows there: one unit, never assembled field by field."""
 
-    base_url: str = ""  # empty: OpenAI's public API (bot.providers.openai_compat.DEFAULT_BASE_URL)
+    base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
 
@@ -94,9 +95,9 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
     )
 
 
-def build_provider(config: ProviderConfig, persona_name: str) -> Provider:
+def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: float = 0.0) -> Provider:
     if config.kind == "echo":
-        return EchoProvider(persona_name)
+        return EchoProvider(persona_name, pace_s=echo_pace_s)
     return OpenAICompatProvider(
         base_url=config.base_url, api_key=config.api_key, model=config.model, timeout_s=config.timeout_s
     )

@@ -1,4 +1,4 @@
-"""The Discord client: an ``AutoShardedBot`` whose cogs live in ``bot/exts/`` (loaded in
+"""The Discord client: an ``AutoShardedBot`` whose cogs live in ``bot/discord/exts/`` (loaded in
 ``setup_hook``, the layout python-discord/bot uses).
 
 Several processes can split the shards: each runs ``manage.py runbot`` with the same
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import pkgutil
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +18,12 @@ import discord
 from discord.ext import commands
 from django.conf import settings
 
-from bot import exts
-from bot.delivery import SAFE_MENTIONS, WebhookRegistry
-from bot.planner import TurnPlanner
-from bot.providers import build_provider
-from bot.turns import ProviderFactory, TurnJob, TurnRunner
+from bot.conversation.db import closing_stale_connections
+from bot.conversation.planner import TurnPlanner, wall_clock_ms
+from bot.conversation.providers import build_provider
+from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
+from bot.discord import exts
+from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
 from chatcontext.voice_cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
     _BotBase = commands.Bot
 else:
     _BotBase = object
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def platform_intents(*, presences: bool) -> discord.Intents:
@@ -78,13 +74,12 @@ class PlatformBotMixin(_BotBase):
         self.clock = wall_clock_ms
         self.webhooks = webhooks or WebhookRegistry()
         self.runner = TurnRunner(
-            self,
-            webhooks=self.webhooks,
+            db=closing_stale_connections,
             provider_factory=provider_factory,
             transcripts=transcripts,
             clock=self.clock,
         )
-        self.planner: TurnPlanner[TurnJob] = TurnPlanner(self.runner.run, self.clock)
+        self.planner: TurnPlanner[TurnJob[Delivery]] = TurnPlanner(self.runner.run, self.clock)
 
     async def setup_hook(self) -> None:
         for extension in walk_extensions():
@@ -94,7 +89,7 @@ class PlatformBotMixin(_BotBase):
             logger.info("synced %d application commands", len(synced))
 
     async def on_message(self, message: discord.Message, /) -> None:
-        """No prefix commands: messages are handled by ``bot.exts.chat``."""
+        """No prefix commands: messages are handled by ``bot.discord.exts.chat``."""
 
 
 class TomoriBot(PlatformBotMixin, commands.AutoShardedBot):

@@ -12,9 +12,15 @@ from discord import app_commands
 from discord.ext import commands
 from django.conf import settings
 
-from bot.exts._interactions import MODERATOR_ONLY, interaction_server, interaction_server_key, is_moderator, reply
-from bot.exts.members import pick_persona
-from bot.rows import ServerState
+from bot.conversation.state import ServerState
+from bot.discord.exts._interactions import (
+    MODERATOR_ONLY,
+    interaction_server,
+    interaction_server_key,
+    is_moderator,
+    reply,
+)
+from bot.discord.exts.members import pick_persona
 from chatcontext.models import PromptRecord
 from chatcontext.types import PersonaInfo
 

@@ -1,8 +1,10 @@
-"""Admission: is a Discord message a trigger, and for which personas (issue 6).
+"""Admission: is a message a trigger, and for which personas (issue 6).
 
-Pure functions over value objects. ``bot.exts.chat`` screens the author (``screen``), gathers the
-signals (mention, the replied-to message, DM), picks the responders (``select_responders``) and,
-only when someone is addressed, reads the author's privacy level and blocks and calls ``admit``.
+Every surface admits the same way: it screens the author (``screen``, no I/O), gathers the signals
+of its transport (mention, the replied-to message, DM) and calls ``admit_message``, which picks the
+responders (``select_responders``) and, only when someone is addressed, reads the author's privacy
+level and blocks and decides (``admit``). Everything but ``admit_message`` is a pure function over
+value objects.
 
 - Never admitted: the bot's own messages, any webhook message (ours are persona replies, others are
   integrations) and other bots — so personas never answer each other in a loop.
@@ -18,8 +20,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from bot.conversation.db import Db
+from bot.conversation.state import AuthorState, ServerState, load_author_state
 from chatcontext.participants.triggers import triggered_personas
 from chatcontext.types import DiscordMessage, PersonaInfo, PrivacyLevel
 
@@ -49,8 +53,11 @@ class TriggerSignals:
 
 @dataclass(frozen=True)
 class Admission:
+    """Who answers, or why nobody does; ``admit_message`` adds the author's rows it read."""
+
     personas: tuple[PersonaInfo, ...] = ()
     skip: Skip | None = None
+    author: AuthorState | None = None
 
     @property
     def admitted(self) -> bool:
@@ -101,6 +108,23 @@ def admit(responders: Sequence[PersonaInfo], *, privacy_level: int, blocked_pers
         return Admission(skip=Skip.PRIVACY_FULL)
     allowed = tuple(p for p in responders if p.persona_id not in blocked_persona_ids)
     return Admission(personas=allowed) if allowed else Admission(skip=Skip.BLOCKED)
+
+
+async def admit_message(
+    message: DiscordMessage, signals: TriggerSignals, server: ServerState, *, db: Db, now_ms: int
+) -> Admission:
+    """The admission of a message past ``screen``: its responders and, only when someone is
+    addressed, the author's rows (registered on first contact) and the decision over them."""
+    responders = select_responders(
+        server.personas, signals, message.content, deliberate_trigger_mode=server.config.deliberate_trigger_mode
+    )
+    if not responders:
+        return Admission(skip=Skip.NOT_TRIGGERED)
+    author = await db(load_author_state)(server.server_id, message.author, now_ms)
+    decision = admit(
+        responders, privacy_level=author.user_row.privacy_level, blocked_persona_ids=author.muted_persona_ids
+    )
+    return replace(decision, author=author) if decision.admitted else decision
 
 
 def normalize_persona_name(name: str) -> str:

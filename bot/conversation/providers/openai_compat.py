@@ -19,7 +19,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from bot.providers.base import DeltaSink, GenerationResult, ProviderError, to_chat_messages
+from bot.conversation.providers.base import DeltaSink, GenerationResult, ProviderError, to_chat_messages
 from chatcontext.types import ContextItem
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from discord import app_commands
 from discord.ext import commands
 from django.db.models import Q
 
-from bot.exts._interactions import interaction_server, reply
-from bot.rows import ServerState
+from bot.conversation.state import ServerState
+from bot.discord.exts._interactions import interaction_server, reply
 from chatcontext.types import PersonaInfo
 from personas import actions
 from personas import models as m

@@ -4,7 +4,8 @@ A per-channel asyncio lock serialises the turns of a channel. A trigger that arr
 of its channel runs is queued behind it and marked ``is_from_queue`` (build-context.md §9 BC9-04:
 its persona turns get a ``reply_notice_state`` and a queued-reply directive). The holder of the
 lock drains the queue in arrival order, so replies come out in the order the triggers came in.
-Reminder turns (``bot.reminder_turns``) take the same lock and queue.
+Reminder turns (``bot.discord.reminder_turns``) take the same lock and queue; the playground has a
+planner of its own (``bot.playground.service.PLANNER``).
 
 Locks live in this process only: every message of a guild arrives on that guild's shard, and a
 shard belongs to exactly one bot process.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,8 +30,12 @@ DEFAULT_MAX_QUEUE = 10
 Clock = Callable[[], int]
 
 
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
 class PlannedTurn(Protocol):
-    """Anything carrying a locked turn: the bot's job adds the live Discord objects to it."""
+    """Anything carrying a locked turn (a ``TurnJob``, or the playground's job around one)."""
 
     @property
     def locked_turn(self) -> LockedTurn: ...
@@ -46,7 +52,7 @@ class _ChannelState(Generic[J]):
 
 class TurnPlanner(Generic[J]):
     def __init__(
-        self, run_turn: Callable[[J], Awaitable[None]], clock: Clock, *, max_queue: int = DEFAULT_MAX_QUEUE
+        self, run_turn: Callable[[J], Awaitable[object]], clock: Clock, *, max_queue: int = DEFAULT_MAX_QUEUE
     ) -> None:
         self._run_turn = run_turn
         self._clock = clock

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import discord
 
+from bot.conversation.texts import ERROR_MESSAGES, localized
 from chatcontext.types import PersonaInfo, ReplyNoticeState
 
 logger = logging.getLogger(__name__)
@@ -23,31 +24,14 @@ FENCE = "```"
 CLOSING_FENCE = "\n" + FENCE
 MAX_FENCE_INFO = 20  # a reopened fence keeps at most this much of its info string (the language)
 WEBHOOK_NAME = "Tomori Platform"
-DEFAULT_LOCALE = "en-US"
 # BC3-03: the history reader recognises this footer token as a reply-context notice.
 REPLY_CONTEXT_TOKEN = "[tomori:v1:reply_context]"
 
-ERROR_MESSAGES: dict[str, str] = {
-    "en-US": "Sorry, I couldn't come up with a reply just now. Please try again in a moment.",
-    "en-GB": "Sorry, I couldn't come up with a reply just now. Please try again in a moment.",
-    "ja": "ごめんなさい、いまは返事を作れませんでした。少ししてからもう一度試してください。",
-}
 REPLY_NOTICES: dict[str, str] = {
     "en-US": "↪ Replying to {name}",
     "en-GB": "↪ Replying to {name}",
     "ja": "↪ {name} さんへの返信",
 }
-
-
-def localized(catalog: dict[str, str], locale: str | None) -> str:
-    """Exact locale, then its language (``ja-JP`` → ``ja``), then en-US."""
-    if locale:
-        if locale in catalog:
-            return catalog[locale]
-        language = locale.split("-")[0]
-        if language in catalog:
-            return catalog[language]
-    return catalog[DEFAULT_LOCALE]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,9 +121,6 @@ class WebhookRegistry:
             parent = channel.parent
             return parent if isinstance(parent, discord.TextChannel | discord.ForumChannel) else None
         return channel if isinstance(channel, discord.TextChannel) else None
-
-    def is_ours(self, webhook_id: int) -> bool:
-        return any(hook.id == webhook_id for hook in self._by_channel.values())
 
     async def find(self, channel: discord.abc.Messageable) -> discord.Webhook | None:
         owner = self._owner(channel)

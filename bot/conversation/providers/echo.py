@@ -1,15 +1,16 @@
 """The offline echo provider: answers from the assembled prompt, for demos and tests.
 
 It is chosen only when a server or the environment asks for it, or when no real provider is
-configured at all (``bot.providers.build_provider``).
+configured at all (``bot.conversation.providers.build_provider``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 
-from bot.providers.base import DeltaSink, GenerationResult
+from bot.conversation.providers.base import DeltaSink, GenerationResult
 from chatcontext.types import ContextItem, ContextItemTag
 
 MAX_ECHOED_CHARS = 300
@@ -27,8 +28,11 @@ class EchoProvider:
     name = "echo"
     model_name = "echo"
 
-    def __init__(self, persona_name: str) -> None:
+    def __init__(self, persona_name: str, *, pace_s: float = 0.0) -> None:
+        """``pace_s`` pauses after each streamed word: the echo answers at once, and the playground
+        page slows it down so a person can watch it stream in."""
         self.persona_name = persona_name
+        self.pace_s = pace_s
 
     async def generate(
         self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
@@ -38,4 +42,6 @@ class EchoProvider:
         if stream and on_delta is not None:
             for word in re.findall(r"\S+\s*", text):  # streamed word by word, like a model's tokens
                 await on_delta(word)
+                if self.pace_s:
+                    await asyncio.sleep(self.pace_s)
         return GenerationResult(text=text, usage={"prompt_items": len(items)}, latency_ms=0)

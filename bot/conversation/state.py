@@ -1,19 +1,21 @@
-"""Database reads and first-contact writes of the bot, as synchronous functions.
+"""The rows a conversation routes by — its server, the triggering author — and the first-contact
+writes that create them, as synchronous functions.
 
-The cogs call them through ``channels.db.database_sync_to_async`` (thread-sensitive, and it closes
-stale connections around each call, which a long-running bot process needs). Reads are batched:
-one query per kind of row, whatever the number of personas.
+Surfaces call them through their ``db`` adapter (``bot.conversation.db``). Reads are batched: one
+query per kind of row, whatever the number of personas.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.providers import ProviderConfig, provider_config
+from bot.conversation.providers import ProviderConfig, provider_config
 from bot.voice.tasks import enqueue_transcription
 from chatcontext import repository
+from chatcontext.config import StageConfig
 from chatcontext.simplify.media import is_audio_attachment
-from chatcontext.types import Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
+from chatcontext.types import Attachment, Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
 from personas import actions
 from personas import models as m
 
@@ -46,13 +48,18 @@ class AuthorState:
 
 
 def load_server_state(
-    server_disc_id: str, *, name: str, is_dm: bool, locale: str | None, default_persona: str
+    server_disc_id: str, *, name: str, is_dm: bool, locale: str | None, default_persona: str | None = None
 ) -> ServerState:
-    """The server of a guild or DM channel, registered (with a main persona) on first contact."""
+    """The server of a guild or DM channel, registered on first contact with a main persona named
+    ``default_persona`` (default: ``DEFAULT_BOTNAME``). Every surface loads its server here."""
     server = m.Server.objects.select_related("settings").filter(server_disc_id=server_disc_id).first()
     if server is None or not server.personas.filter(is_alter=False).exists():
         actions.register_server(
-            server_disc_id, name=name, is_dm=is_dm, locale=locale, main_persona_nickname=default_persona
+            server_disc_id,
+            name=name,
+            is_dm=is_dm,
+            locale=locale,
+            main_persona_nickname=default_persona or StageConfig.from_env().default_botname,
         )
         server = m.Server.objects.select_related("settings").get(server_disc_id=server_disc_id)
     return ServerState(
@@ -86,15 +93,21 @@ def _author_state(server_id: int, row: UserRow, now_ms: int) -> AuthorState:
     )
 
 
+def audio_to_transcribe(author_id: str, attachments: Sequence[Attachment]) -> Attachment | None:
+    """The audio a message's speech-to-text reads: its first audio attachment, unless its author is
+    privacy-FULL — their audio is never sent, as their messages never reach a prompt."""
+    audio = next((a for a in attachments if is_audio_attachment(a)), None)
+    if audio is None:
+        return None
+    privacy = m.DiscordUser.objects.filter(user_disc_id=author_id).values_list("privacy_level", flat=True)
+    return None if privacy.first() == m.PrivacyLevel.FULL else audio
+
+
 def enqueue_voice_transcription(message: DiscordMessage) -> bool:
     """Queue speech-to-text for a human voice message as it arrives, so later turns find its
-    transcript in the cache (build-context.md BC11-01/BC11-02). Privacy-FULL authors' audio is
-    never sent (their messages never reach a prompt). True when a transcription was queued."""
-    audio = next((a for a in message.attachments if is_audio_attachment(a)), None)
+    transcript in the cache (build-context.md BC11-01/BC11-02). True when a transcription was queued."""
+    audio = audio_to_transcribe(message.author.id, message.attachments)
     if audio is None:
-        return False
-    privacy = m.DiscordUser.objects.filter(user_disc_id=message.author.id).values_list("privacy_level", flat=True)
-    if privacy.first() == m.PrivacyLevel.FULL:
         return False
     enqueue_transcription(message.id, audio.id, audio.url)
     return True

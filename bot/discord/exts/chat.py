@@ -15,25 +15,18 @@ from channels.db import database_sync_to_async
 from discord.ext import commands
 from django.conf import settings
 
-from bot.admission import TriggerSignals, admit, persona_for_webhook_name, screen, select_responders
-from bot.discord_transport import to_discord_message
-from bot.rows import ServerState, enqueue_voice_transcription, load_author_state, load_server_state
-from bot.turns import TurnJob
-from chatcontext.config import StageConfig
-from chatcontext.types import ChatIncoming, LockedTurn
+from bot.conversation.admission import TriggerSignals, admit_message, persona_for_webhook_name, screen
+from bot.conversation.db import closing_stale_connections
+from bot.conversation.state import ServerState, enqueue_voice_transcription
+from bot.discord.transport import to_discord_message
+from bot.discord.turns import guild_server_state, message_job, server_key
 
 if TYPE_CHECKING:
-    from bot.client import PlatformBotMixin
+    from bot.discord.client import PlatformBotMixin
 
 logger = logging.getLogger(__name__)
 
 SERVER_STATE_TTL_S = 30.0
-DM_SERVER_NAME = "Direct messages"
-
-
-def server_key(message: discord.Message) -> str:
-    """Guild id, or the DM channel id: a DM is its own pseudo server."""
-    return str(message.guild.id if message.guild else message.channel.id)
 
 
 class ChatCog(commands.Cog):
@@ -45,18 +38,11 @@ class ChatCog(commands.Cog):
         self._servers.pop(server_disc_id, None)
 
     async def server_state(self, message: discord.Message) -> ServerState:
-        key = server_key(message)
+        key = server_key(message.guild.id if message.guild else None, message.channel.id)
         cached = self._servers.get(key)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
-        guild = message.guild
-        state = await database_sync_to_async(load_server_state)(
-            key,
-            name=guild.name if guild else DM_SERVER_NAME,
-            is_dm=guild is None,
-            locale=str(guild.preferred_locale) if guild else None,
-            default_persona=StageConfig.from_env().default_botname,
-        )
+        state = await guild_server_state(key, message.guild)
         self._servers[key] = (time.monotonic() + SERVER_STATE_TTL_S, state)
         return state
 
@@ -97,24 +83,12 @@ class ChatCog(commands.Cog):
             mentions_bot=bot_user in message.mentions,
             replied_persona_id=await self.replied_persona_id(message, state),
         )
-        responders = select_responders(
-            state.personas, signals, message.content, deliberate_trigger_mode=state.config.deliberate_trigger_mode
-        )
-        if not responders:
-            return
-        author = await database_sync_to_async(load_author_state)(state.server_id, incoming.author, self.bot.clock())
-        admission = admit(
-            responders, privacy_level=author.user_row.privacy_level, blocked_persona_ids=author.muted_persona_ids
-        )
+        admission = await admit_message(incoming, signals, state, db=closing_stale_connections, now_ms=self.bot.clock())
         if not admission.admitted:
             logger.debug("trigger not admitted: %s", admission.skip)
             return
-        locked = LockedTurn(
-            incoming=ChatIncoming(message=incoming),
-            channel_id=str(message.channel.id),
-            triggered_persona_ids=tuple(p.persona_id for p in admission.personas if p.persona_id is not None),
-        )
-        await self.bot.planner.submit(TurnJob.answering(locked, message, admission.personas, state, author))
+        job = message_job(self.bot, self.bot.webhooks, message, incoming, admission, state)
+        await self.bot.planner.submit(job)
 
 
 async def setup(bot: PlatformBotMixin) -> None:

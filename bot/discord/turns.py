@@ -1,0 +1,134 @@
+"""Discord's half of a turn: the outlets a turn speaks through on Discord, the job of an admitted
+message, and the server state of a guild.
+
+The runner (``bot.conversation.runner.TurnRunner``) is the one every surface uses; what is Discord's
+is only where the turn reads (a ``DiscordTransport`` over the live channel) and speaks (a native
+reply, the channel webhook for alters, a plain post for reminders). discord.py's ``HTTPException``
+becomes the runner's ``DeliveryRefused``, so a refused post is in the prompt record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import discord
+from channels.db import database_sync_to_async
+
+from bot.conversation.admission import Admission
+from bot.conversation.runner import DeliveryRefused, TurnJob
+from bot.conversation.state import ServerState, load_server_state
+from bot.discord.delivery import Delivery, WebhookRegistry, deliver_reply, send_error_notice
+from bot.discord.transport import DiscordTransport, to_author, to_member_info
+from chatcontext.types import Author, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
+
+DM_CHANNEL_NAME = "direct-message"
+DM_SERVER_NAME = "Direct messages"
+
+
+def server_key(guild_id: int | None, channel_id: int | None) -> str:
+    """Guild id, or the DM channel id: a DM is its own pseudo server."""
+    return str(guild_id if guild_id is not None else channel_id)
+
+
+async def guild_server_state(server_disc_id: str, guild: discord.Guild | None) -> ServerState:
+    """The state of a guild (None: a DM channel) as Discord shows it, registered on first contact."""
+    return await database_sync_to_async(load_server_state)(
+        server_disc_id,
+        name=guild.name if guild else DM_SERVER_NAME,
+        is_dm=guild is None,
+        locale=str(guild.preferred_locale) if guild else None,
+    )
+
+
+def as_member(user: discord.abc.User) -> MemberInfo | None:
+    """A message author as a member of its guild (None in a DM), for the triggerer's name."""
+    return to_member_info(user, presence_intent=False) if isinstance(user, discord.Member) else None
+
+
+def refused(exc: discord.HTTPException) -> DeliveryRefused:
+    return DeliveryRefused(f"HTTP {exc.status}")
+
+
+@dataclass(frozen=True)
+class DiscordOutlet:
+    """What every Discord outlet shares: the channel as a turn reads it, from ``anchor`` (the
+    trigger, live, or a value object when no Discord message exists), and the typing indicator
+    while a reply is generated."""
+
+    client: discord.Client
+    webhooks: WebhookRegistry
+    channel: discord.abc.Messageable
+    anchor: discord.Message | DiscordMessage
+
+    source: ClassVar[str] = "bot"
+
+    @property
+    def bot_user(self) -> Author:
+        assert self.client.user is not None  # turns run only while the client is logged in
+        return to_author(self.client.user)
+
+    @property
+    def channel_name(self) -> str:
+        return getattr(self.channel, "name", None) or DM_CHANNEL_NAME
+
+    @property
+    def channel_description(self) -> str | None:
+        return getattr(self.channel, "topic", None)
+
+    @property
+    def thread_parent_id(self) -> str | None:
+        return str(self.channel.parent_id) if isinstance(self.channel, discord.Thread) else None
+
+    def transport(self) -> DiscordTransport:
+        return DiscordTransport(self.client, self.channel, self.anchor)
+
+    @contextlib.asynccontextmanager
+    async def composing(self, persona: PersonaInfo) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            # The typing indicator is a courtesy: a channel that refuses it still gets the reply.
+            with contextlib.suppress(discord.HTTPException):
+                await stack.enter_async_context(self.channel.typing())
+            yield None
+
+
+@dataclass(frozen=True)
+class ReplyToTrigger(DiscordOutlet):
+    """A message turn answers its trigger (native reply, or the alter's webhook)."""
+
+    anchor: discord.Message
+
+    @classmethod
+    def answering(cls, client: discord.Client, webhooks: WebhookRegistry, trigger: discord.Message) -> ReplyToTrigger:
+        return cls(client, webhooks, trigger.channel, trigger)
+
+    async def deliver(
+        self, persona: PersonaInfo, text: str, *, reply_notice: ReplyNoticeState | None, locale: str
+    ) -> Delivery:
+        try:
+            return await deliver_reply(
+                self.anchor, persona, text, webhooks=self.webhooks, reply_notice=reply_notice, locale=locale
+            )
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+    async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
+        try:
+            await send_error_notice(self.anchor, locale)
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+
+def message_job(
+    client: discord.Client,
+    webhooks: WebhookRegistry,
+    message: discord.Message,
+    incoming: DiscordMessage,
+    admission: Admission,
+    server: ServerState,
+) -> TurnJob[Delivery]:
+    """The job of an admitted Discord message: its personas reply to it."""
+    outlet = ReplyToTrigger.answering(client, webhooks, message)
+    return TurnJob.answering(incoming, admission, server, outlet, triggerer=as_member(message.author))
