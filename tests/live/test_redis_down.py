@@ -21,7 +21,7 @@ from botplatform import best_effort
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator
 from tests.live.conftest import closed_port
-from tests.live.test_turn_feed import NIGHT_OWLS, ROOT, SNAPSHOT, SUBPROCESS_SECONDS
+from tests.live.test_turn_feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS
 from tests.playground.conftest import MINA, Demo
 
 FEED_FAILURE = "live feed unavailable"
@@ -54,7 +54,7 @@ def test_a_playground_post_runs_its_turn_with_redis_down(demo: Demo, redis_down:
 
 @pytest.mark.slow
 def test_replay_turn_record_stores_the_record_and_exits_0_with_redis_down(shared_database_url: str) -> None:
-    server = Server.objects.create(server_disc_id=NIGHT_OWLS, name="Night Owls")
+    server = Server.objects.create(server_disc_id=SNAPSHOT_SERVER["disc_id"], name=SNAPSHOT_SERVER["name"])
     env = {**os.environ, "DATABASE_URL": shared_database_url, "REDIS_URL": f"redis://127.0.0.1:{closed_port()}/0"}
     process = subprocess.run(
         [sys.executable, "manage.py", "replay_turn", str(SNAPSHOT), "--record"],
