@@ -1,14 +1,15 @@
-"""A real Celery worker consuming from the real Redis broker, end to end (issue 7 acceptance).
+"""A real Celery worker consuming from a real broker, end to end (issue 7 acceptance).
 
 The worker runs in a thread of this process (``celery.contrib.testing.worker.start_worker``) so it
-shares the Django test database; tasks travel through Redis. The broker is ``REDIS_URL`` when set
-(CI), else the local server on 127.0.0.1 that these machines always run (db 7). A private queue
-keeps other processes on the same Redis from taking the test's tasks.
+shares the Django test database; tasks travel through the broker as serialized messages. The
+broker is kombu's filesystem transport in a temporary folder on every machine, and the real Redis
+as well when ``REDIS_URL`` is set (CI), exactly as configured there (tests/services.py). A private
+queue keeps other processes on the same Redis from taking the test's tasks.
 """
 
 from __future__ import annotations
 
-import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,21 +20,24 @@ import pytest
 import redis
 from asgiref.sync import async_to_sync
 from celery.contrib.testing.worker import start_worker
+from celery.signals import task_postrun
 from channels.layers import get_channel_layer
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from bot.voice.tasks import transcribe_voice_attachment
 from botplatform.celery import app
+from botplatform.settings import REDIS_URL
 from chatcontext.models import VoiceTranscript
+from chatcontext.voice_cache import shared_cache
 from personas.models import Reminder
 from personas.reminders_service import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders
 from tests.background.conftest import SENTENCE, word_error_rate
+from tests.services import embedded_and_redis, require_redis
 
-pytestmark = [pytest.mark.redis, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
-LOCAL_REDIS = "redis://127.0.0.1:6379/7"
 WAIT_SECONDS = 60
 
 
@@ -54,33 +58,45 @@ def reset_connection_pools() -> None:
     app.amqp._producer_pool = None
 
 
-@pytest.fixture
-def broker_url() -> str:
-    url = os.environ.get("REDIS_URL", "").strip() or LOCAL_REDIS
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        pytest.fail(f"Redis at {url} does not answer ({exc}); start redis-server or set REDIS_URL")
-    return url
+@pytest.fixture(params=embedded_and_redis("filesystem"))
+def broker(request: pytest.FixtureRequest, settings, tmp_path) -> str:
+    """Point Celery at the broker of this parameter; messages live in ``tmp_path`` for the filesystem one."""
+    if request.param == "redis":
+        settings.CELERY_BROKER_URL = require_redis(REDIS_URL)
+        return "redis"
+    messages, processed, control = (tmp_path / name for name in ("messages", "processed", "control"))
+    for folder in (messages, processed, control):
+        folder.mkdir()
+    settings.CELERY_BROKER_URL = "filesystem://localhost//"
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(messages),
+        "data_folder_out": str(messages),
+        "processed_folder": str(processed),
+        "control_folder": str(control),
+    }
+    return "filesystem"
 
 
 @pytest.fixture
-def worker_queue(settings, broker_url: str) -> Iterator[str]:
+def worker_queue(settings, broker: str) -> Iterator[str]:
     queue = f"tests-background-{uuid.uuid4().hex[:12]}"
-    settings.CELERY_BROKER_URL = broker_url
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+    # The worker thread shares this process's transcript map, which outlives the test database an
+    # earlier test flushed (the same message on the other broker): start empty, as a new worker does.
+    shared_cache.entries.clear()
     reset_connection_pools()
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, queues=[queue], loglevel="WARNING"):
             yield queue
     finally:
         reset_connection_pools()
-        redis.Redis.from_url(broker_url).delete(queue)
+        if broker == "redis":
+            redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(queue)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_worker_transcribes_a_voice_message_from_redis_into_the_transcript_cache(
+def test_worker_transcribes_a_voice_message_from_the_broker_into_the_transcript_cache(
     worker_queue, speech_files, transcriber
 ):
     transcribe_voice_attachment.apply_async(
@@ -100,12 +116,23 @@ def test_worker_fires_a_due_reminder_through_the_bot_channel_layer_group(worker_
     layer = get_channel_layer()
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(REMINDERS_GROUP, channel)
+    tick_id, ticked = uuid.uuid4().hex, threading.Event()
+
+    def on_postrun(task_id: str, **_: object) -> None:
+        if task_id == tick_id:
+            ticked.set()
+
+    # The in-memory layer (without REDIS_URL) is one object shared with the worker thread, and its
+    # queues are not thread-safe: receive only once the tick has handed the reminder over.
+    task_postrun.connect(on_postrun, weak=False)
     try:
-        fire_due_reminders.apply_async(queue=worker_queue)
+        fire_due_reminders.apply_async(queue=worker_queue, task_id=tick_id)
+        wait_for(ticked.is_set, "finish the tick")
         # Handed to the bot group; fired once a bot confirms it posted it (tests/bot/test_reminders.py).
-        wait_for(lambda: Reminder.objects.get(pk=reminder.pk).status == Reminder.Status.CLAIMED, "fire the reminder")
+        assert Reminder.objects.get(pk=reminder.pk).status == Reminder.Status.CLAIMED
         message = async_to_sync(layer.receive)(channel)
     finally:
+        task_postrun.disconnect(on_postrun)
         async_to_sync(layer.group_discard)(REMINDERS_GROUP, channel)
 
     assert (message["type"], message["reminder_id"], message["kind"]) == ("reminder.fire", reminder.pk, "human")

@@ -1,49 +1,72 @@
-"""The live feed across processes: a Redis channel layer and a test database another process can open.
+"""The live feed on the channel layers this environment provides, across processes, and Redis down.
 
-SQLite's in-memory test database lives inside this process, so for these tests it is copied to a
-file (sqlite3 backup) and every connection is pointed at that file until the test ends; the
-in-memory database is kept alive meanwhile and restored afterwards. On PostgreSQL (CI) the test
-database is already shared: the subprocess gets its name.
+Every live test runs on the in-memory layer (the default without ``REDIS_URL``) and, when
+``REDIS_URL`` is set (CI), on the real Redis layer too (tests/services.py). A test whose record
+comes from another process needs a test database that process can open: SQLite's in-memory test
+database lives inside this process, so for these tests it is copied to a file (sqlite3 backup) and
+every connection is pointed at that file until the test ends; the in-memory database is kept alive
+meanwhile and restored afterwards. On PostgreSQL (CI) the test database is already shared: the
+subprocess gets its name.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import pytest
 import redis
+from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.db import connections
 
 from botplatform import best_effort
 from botplatform.settings import redis_cache, redis_channel_layer
+from tests.bot.conftest import release_worker_connections
+from tests.services import embedded_and_redis, redis_database, require_redis
 
 # A Redis database of its own, so other test runs on the same server never see these groups.
 LIVE_REDIS_DB = 13
+IN_MEMORY_LAYER = {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 
 
-def live_redis_url() -> str:
-    base = urlsplit(os.environ.get("REDIS_URL", "").strip() or "redis://127.0.0.1:6379")
-    return urlunsplit((base.scheme, base.netloc, f"/{LIVE_REDIS_DB}", "", ""))
+@dataclass(frozen=True)
+class Layer:
+    """The channel layer a test runs on: ``memory`` reaches only this process, ``redis`` (at
+    ``redis_url``) every process that names the same server."""
+
+    name: str
+    redis_url: str = ""
+
+    @property
+    def crosses_processes(self) -> bool:
+        return bool(self.redis_url)
+
+
+@pytest.fixture(params=embedded_and_redis("memory"))
+def layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[Layer]:
+    if request.param == "memory":
+        settings.CHANNEL_LAYERS = {"default": IN_MEMORY_LAYER}
+        yield Layer("memory")
+        return
+    url = require_redis(redis_database(LIVE_REDIS_DB))
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
+    yield Layer("redis", url)
+    redis.Redis.from_url(url).flushdb()
 
 
 @pytest.fixture
-def redis_layer(settings: Any) -> Iterator[str]:
-    url = live_redis_url()
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        pytest.fail(f"Redis at {url} does not answer ({exc}); start redis-server or set REDIS_URL")
-    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
-    yield url
-    redis.Redis.from_url(url).flushdb()
+async def worker_connections_released() -> AsyncIterator[None]:
+    """The consumers' database work runs on a worker thread whose in-memory SQLite connection would
+    outlive this test and read the wrong database in a later one (tests/bot/conftest.py)."""
+    yield
+    await sync_to_async(release_worker_connections, thread_sensitive=True)()
 
 
 def closed_port() -> int:

@@ -4,17 +4,17 @@ A socket of the turn feed (`/ws/servers/<id>/turns/`) or of a playground channel
 message text) is closed with 4403 as soon as its account loses access to the server — removed as
 the server's moderator, its staff or superuser flag taken away, deactivated, deleted — and receives
 nothing of the server afterwards. A change made behind the signals' back (a queryset ``update``) is
-caught by the periodic re-check before the next event is sent. Over the in-memory layer and the
-real Redis channel layer, through the ASGI application with session cookies as a browser connects.
+caught by the periodic re-check before the next event is sent. Over the in-memory layer and, with
+REDIS_URL set, the real Redis channel layer, through the ASGI application with session cookies as a
+browser connects.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
@@ -26,34 +26,18 @@ from botplatform.asgi import application
 from chatcontext import consumers
 from chatcontext.consumers import FORBIDDEN, group_name
 from personas.models import Server, ServerModerator
-from tests.bot.conftest import release_worker_connections
+from tests.live.conftest import Layer
 from tests.live.test_turn_feed import session_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker_connections_released")]
 
 RECEIVE_SECONDS = 10
 QUIET_SECONDS = 0.5
 User = get_user_model()
 
 
-@pytest.fixture(autouse=True)
-async def _release_worker_connections() -> AsyncIterator[None]:
-    """The consumers' database work runs on a worker thread whose in-memory SQLite connection would
-    outlive this test and read the wrong database in a later one (tests/bot/conftest.py)."""
-    yield
-    await sync_to_async(release_worker_connections, thread_sensitive=True)()
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=[pytest.mark.redis])])
-def layer(request: pytest.FixtureRequest, settings: Any) -> str:
-    if request.param == "redis":
-        return str(request.getfixturevalue("redis_layer"))
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    return "memory"
-
-
 @pytest.fixture
-def world(layer: str) -> dict[str, Any]:
+def world(layer: Layer) -> dict[str, Any]:
     a = Server.objects.create(server_disc_id="4100", name="Night Owls")
     b = Server.objects.create(server_disc_id="4300", name="Day Larks")
     alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)

@@ -1,0 +1,37 @@
+"""Which real services the tests talk to: Redis only when ``REDIS_URL`` is set (CI sets it).
+
+A clone on a machine with nothing but Python passes its own tests, so a test that exercises Redis
+(the channel layer, the Celery broker) runs on the embedded default every environment has — the
+in-memory channel layer, kombu's filesystem transport — and on the real Redis as well when
+``REDIS_URL`` names one. There is no fallback to a Redis on a well-known port: an unset
+``REDIS_URL`` means no Redis, as it does for ``botplatform/settings.py``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import redis
+
+from botplatform.settings import REDIS_URL
+
+
+def embedded_and_redis(embedded: str) -> list[pytest.ParameterSet]:
+    """Fixture parameters: ``embedded`` always, ``"redis"`` (marked ``redis``) when REDIS_URL is set."""
+    return [pytest.param(embedded), *([pytest.param("redis", marks=pytest.mark.redis)] if REDIS_URL else [])]
+
+
+def redis_database(number: int) -> str:
+    """REDIS_URL's server with database ``number``, so other runs on the same server never see the test's keys."""
+    base = urlsplit(REDIS_URL)
+    return urlunsplit((base.scheme, base.netloc, f"/{number}", "", ""))
+
+
+def require_redis(url: str) -> str:
+    """``url`` once its server answers; REDIS_URL set to a server that does not answer is a failure."""
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"Redis at {url} (REDIS_URL) does not answer ({exc})")
+    return url
