@@ -147,17 +147,18 @@ REDIS_URL = os.environ.get("REDIS_URL", "").strip()
 # Seconds one connection attempt to Redis may take: a host that drops packets must not hold a turn
 # for the operating system's TCP timeout (minutes) on every live-feed event or cache read.
 REDIS_CONNECT_TIMEOUT = 2
+# Every key of the channel layer starts with it, so two installations (or test runs) sharing one Redis
+# database neither see nor flush each other's groups and messages.
+CHANNEL_LAYER_PREFIX = os.environ.get("CHANNEL_LAYER_PREFIX", "").strip() or "asgi"
 
 
-def redis_channel_layer(url: str) -> dict[str, object]:
+def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[str, object]:
     """The Channels layer on Redis. A consumer waits for messages with BZPOPMIN blocking up to
     channels_redis' 5 s, and redis-py (8.x) gives every socket a 5 s read timeout by default: the
     two raced, and an idle live-feed consumer died now and then with "Timeout reading from Redis".
     The socket timeout must stay above the blocking time."""
-    return {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [{"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}]},
-    }
+    host = {"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}
+    return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host], "prefix": prefix}}
 
 
 def redis_cache(url: str) -> dict[str, object]:

@@ -9,8 +9,6 @@ in-memory channel layer, kombu's filesystem transport — and on the real Redis 
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 import pytest
 import redis
 
@@ -20,12 +18,6 @@ from botplatform.settings import REDIS_URL
 def embedded_and_redis(embedded: str) -> list[pytest.ParameterSet]:
     """Fixture parameters: ``embedded`` always, ``"redis"`` (marked ``redis``) when REDIS_URL is set."""
     return [pytest.param(embedded), *([pytest.param("redis", marks=pytest.mark.redis)] if REDIS_URL else [])]
-
-
-def redis_database(number: int) -> str:
-    """REDIS_URL's server with database ``number``, so other runs on the same server never see the test's keys."""
-    base = urlsplit(REDIS_URL)
-    return urlunsplit((base.scheme, base.netloc, f"/{number}", "", ""))
 
 
 def require_redis(url: str) -> str:

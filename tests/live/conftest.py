@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from dataclasses import dataclass
@@ -27,12 +28,13 @@ from django.conf import settings as django_settings
 from django.db import connections
 
 from botplatform import best_effort
-from botplatform.settings import redis_cache, redis_channel_layer
+from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
 from tests.bot.conftest import release_worker_connections
-from tests.services import embedded_and_redis, redis_database, require_redis
+from tests.services import embedded_and_redis, require_redis
 
-# A Redis database of its own, so other test runs on the same server never see these groups.
-LIVE_REDIS_DB = 13
+# A key prefix of this run's own, so other test runs (and an installation) on the same Redis database
+# never see these groups, and the flush after each test deletes only this run's keys.
+LIVE_PREFIX = f"asgi-test-{uuid.uuid4().hex[:12]}"
 IN_MEMORY_LAYER = {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 
 
@@ -43,6 +45,7 @@ class Layer:
 
     name: str
     redis_url: str = ""
+    prefix: str = LIVE_PREFIX
 
     @property
     def crosses_processes(self) -> bool:
@@ -55,10 +58,12 @@ def layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[Layer]:
         settings.CHANNEL_LAYERS = {"default": IN_MEMORY_LAYER}
         yield Layer("memory")
         return
-    url = require_redis(redis_database(LIVE_REDIS_DB))
-    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url)}
+    url = require_redis(REDIS_URL)
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(url, LIVE_PREFIX)}
     yield Layer("redis", url)
-    redis.Redis.from_url(url).flushdb()
+    client = redis.Redis.from_url(url)
+    for key in client.scan_iter(match=f"{LIVE_PREFIX}*", count=500):
+        client.delete(key)
 
 
 @pytest.fixture

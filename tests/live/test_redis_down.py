@@ -18,12 +18,13 @@ from django.test import Client
 from django.urls import reverse
 
 from botplatform import best_effort
+from botplatform.settings import REDIS_URL
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator
-from tests.live.conftest import LIVE_REDIS_DB, closed_port
+from tests.live.conftest import closed_port
 from tests.live.test_turn_feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS
 from tests.playground.conftest import MINA, Demo
-from tests.services import embedded_and_redis, redis_database, require_redis
+from tests.services import embedded_and_redis, require_redis
 
 FEED_FAILURE = "live feed unavailable"
 
@@ -84,7 +85,7 @@ def test_health_is_degraded_and_names_redis_when_it_is_down(redis_down: str) -> 
 @pytest.mark.django_db
 @pytest.mark.parametrize("redis", embedded_and_redis("not configured"))
 def test_health_is_ok_without_redis_and_with_redis_up(settings: Any, redis: str) -> None:
-    settings.REDIS_URL = require_redis(redis_database(LIVE_REDIS_DB)) if redis == "redis" else ""
+    settings.REDIS_URL = require_redis(REDIS_URL) if redis == "redis" else ""
     expected = "ok" if redis == "redis" else "not configured"
     response = Client().get("/api/v1/health")
     assert response.json() == {"status": "ok", "components": {"database": "ok", "redis": expected}}

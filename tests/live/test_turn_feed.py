@@ -102,6 +102,7 @@ async def record_in_another_process(database_url: str, layer: Layer) -> int:
     env["DATABASE_URL"] = database_url
     if layer.redis_url:
         env["REDIS_URL"] = layer.redis_url
+        env["CHANNEL_LAYER_PREFIX"] = layer.prefix
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "manage.py",
