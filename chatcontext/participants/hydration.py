@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatcontext.participants.aliases import bridge_alias, user_aliases
-from chatcontext.participants.enrichers import CORE_FIELD_ORDERS, EnricherRegistry, apply_enrichers
 from chatcontext.participants.loaders import BatchRead, HydrationDeps, ReminderQuery
 from chatcontext.participants.mentions import MentionDirectory, MentionTarget, convert_mentions, extend_directory
 from chatcontext.participants.model import (
@@ -61,6 +60,20 @@ from chatcontext.types import (
 )
 
 logger = logging.getLogger(__name__)
+
+# H-11: the core kinds and their orders; hydration produces no other kind (H-20).
+CORE_FIELD_ORDERS: dict[str, int] = {
+    "physical_appearance": 10,
+    "naming": 12,
+    "identity": 15,
+    "timezone": 20,
+    "status": 30,
+    "presence": 30,
+    "roles": 40,
+    "personal_memories": 50,
+    "human_reminders": 60,
+    "persona_public_attributes": 70,
+}
 
 MENTIONABLE = "mentionable"
 DEPENDENCIES = (
@@ -795,7 +808,7 @@ class _Hydration:
 
     # -- orchestration ---------------------------------------------------------------------------
 
-    def run(self, seeds: Sequence[ParticipantSeed], enrichers: EnricherRegistry | None) -> HydrationResult:
+    def run(self, seeds: Sequence[ParticipantSeed]) -> HydrationResult:
         user_seeds = [s for s in seeds if s.key.kind == "discord_user"]
         users = self.load_users(user_seeds)
         for user in users.values():
@@ -835,7 +848,6 @@ class _Hydration:
                 if synthetic is not None:
                     profiles.append(synthetic)
         self.apply_public_profiles(profiles, {s.key: s for s in seeds})
-        enricher_outcomes = apply_enrichers(profiles, enrichers, self.scope)
         return HydrationResult(
             profiles=profiles,
             persona_task_lines=self.task_lines(tasks),
@@ -844,7 +856,9 @@ class _Hydration:
                 "external_calls": dict(self.calls.reads),
                 "dependency_calls": dict(self.calls.batches),
                 "read_failures": dict(self.calls.failures),
-                "enrichers": enricher_outcomes,
+                # H-22 lists enricher outcomes; extension enrichers are deferred (H-20), so there
+                # are none, and the key stays for the stored diagnostics' shape.
+                "enrichers": {},
             },
             memory_entries=sorted(self.memory_entries, key=lambda e: (e.created_at_ms, e.memory_id), reverse=True),
             mention_directory=self.directory,
@@ -919,7 +933,6 @@ def hydrate_participant_profiles(
     if not seeds:
         result = HydrationResult([], [], {"profile_count": 0, "external_calls": dict(run.calls.reads)})
     else:
-        registry = prepared.enricher_registry if isinstance(prepared.enricher_registry, EnricherRegistry) else None
-        result = run.run(seeds, registry)
+        result = run.run(seeds)
     result.diagnostics["duration_ms"] = round((clock() - started) * 1000, 3)
     return result
