@@ -26,6 +26,16 @@ def env_bool(name: str, default: bool) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_switch(name: str, default: bool) -> bool:
+    """A switch that keeps its default unless set to a clear yes or no word (a typo changes nothing)."""
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    return default
+
+
 def env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     try:
@@ -243,17 +253,32 @@ LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOIN
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 
-# Tunables of the context pipeline (data-model.md §3, build-context.md §0.1).
+# Tunables of the context pipeline (data-model.md §3, build-context.md §0.1): the one place they are
+# read; chatcontext takes them from here (chatcontext.config.StageConfig, participants.sources),
+# which applies their lower bounds.
 TOMORI = {
-    "USER_CACHE_TTL_MINUTES": env_int("USER_CACHE_TTL_MINUTES", 30),
     "EMOJI_STICKER_CACHE_TTL_MINUTES": env_int("EMOJI_STICKER_CACHE_TTL_MINUTES", 10),
     "VOICE_TRANSCRIPT_CACHE_TTL_MINUTES": env_int("VOICE_TRANSCRIPT_CACHE_TTL_MINUTES", 120),
     "MAX_PERSONAL_MEMORIES": env_int("MAX_PERSONAL_MEMORIES", 100),
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
     "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000),
     "PARTICIPANT_SOURCE_TIMEOUT_MS": env_int("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
-    "PARTICIPANT_ENRICHER_TIMEOUT_MS": env_int("PARTICIPANT_ENRICHER_TIMEOUT_MS", 1500),
+    "REACTION_CONTEXT_ENABLED": env_switch("REACTION_CONTEXT_ENABLED", True),
+    "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN": env_int("REACTION_CONTEXT_MAX_API_CALLS_PER_TURN", 20),
+    "REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE": env_int("REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE", 4),
+    "REACTION_CONTEXT_MAX_USERS_PER_REACTION": env_int("REACTION_CONTEXT_MAX_USERS_PER_REACTION", 5),
+    "FORWARD_CHAIN_MAX_DEPTH": env_int("FORWARD_CHAIN_MAX_DEPTH", 3),
+    # Only the exact word disables it (BC8-11).
+    "EMOJI_PENALTY_ENABLED": os.environ.get("EMOJI_PENALTY_ENABLED", "") != "false",
+    # [QUIRK] the reference falls back to 2 for an unparsable lookback; we use the documented default
+    # 3 so a typo does not silently change behaviour.
+    "EMOJI_PENALTY_LOOKBACK": env_int("EMOJI_PENALTY_LOOKBACK", 3),
+    "EMOJI_PENALTY_THRESHOLD": env_int("EMOJI_PENALTY_THRESHOLD", 1),
+    "MEDIA_IMAGE_MESSAGE_LIMIT": env_int("MEDIA_IMAGE_MESSAGE_LIMIT", 3),
 }
+# The main persona's name where a server has none yet (build-context.md §0.1); outside TOMORI, whose
+# values are all numbers and switches.
+DEFAULT_BOTNAME = os.environ.get("DEFAULT_BOTNAME", "").strip() or "Tomori"
 
 LOGGING = {
     "version": 1,

@@ -1,31 +1,14 @@
-"""Environment tunables of the stage (build-context.md §0.1), read once per call, never cached,
-so tests can set them with monkeypatch."""
+"""Tunables of the stage (build-context.md §0.1). ``botplatform/settings.py`` reads them from the
+environment into ``settings.TOMORI`` (and ``settings.DEFAULT_BOTNAME``); ``StageConfig.from_env``
+takes them from there on every call (never cached, so a test's ``settings`` override applies) and
+applies their lower bounds."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
-
-
-def _flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    return default
-
-
-def _int(name: str, default: int, minimum: int | None = None) -> int:
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        return default
-    return max(minimum, value) if minimum is not None else value
+from django.conf import settings
 
 
 @dataclass(frozen=True)
@@ -45,21 +28,23 @@ class StageConfig:
 
     @classmethod
     def from_env(cls) -> StageConfig:
-        ttl = _int("VOICE_TRANSCRIPT_CACHE_TTL_MINUTES", 120)
+        """The environment's tunables, as ``settings.TOMORI`` and ``settings.DEFAULT_BOTNAME`` hold them."""
+        return cls.from_tomori(settings.TOMORI, default_botname=settings.DEFAULT_BOTNAME)
+
+    @classmethod
+    def from_tomori(cls, tomori: Mapping[str, int], *, default_botname: str = "Tomori") -> StageConfig:
+        ttl = int(tomori["VOICE_TRANSCRIPT_CACHE_TTL_MINUTES"])
         return cls(
-            reaction_context_enabled=_flag("REACTION_CONTEXT_ENABLED", True),
-            reaction_max_api_calls_per_turn=_int("REACTION_CONTEXT_MAX_API_CALLS_PER_TURN", 20, 0),
-            reaction_max_reactions_per_message=_int("REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE", 4, 1),
-            reaction_max_users_per_reaction=_int("REACTION_CONTEXT_MAX_USERS_PER_REACTION", 5, 0),
-            forward_chain_max_depth=_int("FORWARD_CHAIN_MAX_DEPTH", 3, 0),
+            reaction_context_enabled=bool(tomori["REACTION_CONTEXT_ENABLED"]),
+            reaction_max_api_calls_per_turn=max(0, int(tomori["REACTION_CONTEXT_MAX_API_CALLS_PER_TURN"])),
+            reaction_max_reactions_per_message=max(1, int(tomori["REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE"])),
+            reaction_max_users_per_reaction=max(0, int(tomori["REACTION_CONTEXT_MAX_USERS_PER_REACTION"])),
+            forward_chain_max_depth=max(0, int(tomori["FORWARD_CHAIN_MAX_DEPTH"])),
             voice_transcript_cache_ttl_minutes=ttl if ttl > 0 else 120,
-            # Only the exact word disables it (BC8-11).
-            emoji_penalty_enabled=os.environ.get("EMOJI_PENALTY_ENABLED", "") != "false",
-            # [QUIRK] the reference falls back to 2 for an unparsable lookback; we use the documented
-            # default 3 so a typo does not silently change behaviour.
-            emoji_penalty_lookback=_int("EMOJI_PENALTY_LOOKBACK", 3, 0),
-            emoji_penalty_threshold=_int("EMOJI_PENALTY_THRESHOLD", 1),
-            media_image_message_limit=_int("MEDIA_IMAGE_MESSAGE_LIMIT", 3, 0),
-            emoji_sticker_cache_ttl_minutes=_int("EMOJI_STICKER_CACHE_TTL_MINUTES", 10, 1),
-            default_botname=os.environ.get("DEFAULT_BOTNAME", "").strip() or "Tomori",
+            emoji_penalty_enabled=bool(tomori["EMOJI_PENALTY_ENABLED"]),
+            emoji_penalty_lookback=max(0, int(tomori["EMOJI_PENALTY_LOOKBACK"])),
+            emoji_penalty_threshold=int(tomori["EMOJI_PENALTY_THRESHOLD"]),
+            media_image_message_limit=max(0, int(tomori["MEDIA_IMAGE_MESSAGE_LIMIT"])),
+            emoji_sticker_cache_ttl_minutes=max(1, int(tomori["EMOJI_STICKER_CACHE_TTL_MINUTES"])),
+            default_botname=default_botname.strip() or "Tomori",
         )

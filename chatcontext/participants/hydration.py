@@ -17,10 +17,9 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from chatcontext.participants.aliases import bridge_alias, user_aliases
-from chatcontext.participants.enrichers import CORE_FIELD_ORDERS, EnricherRegistry, apply_enrichers
 from chatcontext.participants.loaders import BatchRead, HydrationDeps, ReminderQuery
 from chatcontext.participants.mentions import MentionDirectory, MentionTarget, convert_mentions, extend_directory
 from chatcontext.participants.model import (
@@ -61,6 +60,21 @@ from chatcontext.types import (
 )
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# H-11: the core kinds and their orders; hydration produces no other kind (H-20).
+CORE_FIELD_ORDERS: dict[str, int] = {
+    "physical_appearance": 10,
+    "naming": 12,
+    "identity": 15,
+    "timezone": 20,
+    "status": 30,
+    "presence": 30,
+    "roles": 40,
+    "personal_memories": 50,
+    "human_reminders": 60,
+    "persona_public_attributes": 70,
+}
 
 MENTIONABLE = "mentionable"
 DEPENDENCIES = (
@@ -138,18 +152,24 @@ class _Calls:
         # The exception text may carry ids or names: log the dependency only (no exc_info).
         logger.warning("participant hydration read failed: %s", name)
 
+    def guarded(self, name: str, count: int, read: Callable[[], T], fallback: T, *, failures: int | None = None) -> T:
+        """One batched read of ``count`` participants: counted, and ``fallback`` when it raises (H-06:
+        the caller's fallback says whether that fails closed). ``failures`` is what a raise counts,
+        ``count`` unless given."""
+        self.batch(name, count)
+        try:
+            return read()
+        except Exception:
+            self.failed(name, count if failures is None else failures)
+            return fallback
+
 
 def _fail_closed_read(
     calls: _Calls, name: str, ids: list[str], read: Callable[[list[str]], BatchRead[Any]]
 ) -> tuple[Mapping[str, Any], set[str]]:
     if not ids:
         return {}, set()
-    calls.batch(name, len(ids))
-    try:
-        result = read(ids)
-    except Exception:
-        calls.failed(name, len(ids))
-        return {}, set(ids)
+    result = calls.guarded(name, len(ids), lambda: read(ids), BatchRead[Any]({}, frozenset(ids)))
     if result.failed:
         calls.failed(name, len(result.failed))
     return result.values, set(result.failed)
@@ -296,20 +316,10 @@ class _Hydration:
     # -- loading (batched) ---------------------------------------------------------------------
 
     def _load_member(self, disc_id: str) -> MemberInfo | None:
-        self.calls.batch("member_reads", 1)
-        try:
-            return self.deps.load_member(disc_id)
-        except Exception:
-            self.calls.failed("member_reads")
-            return None
+        return self.calls.guarded("member_reads", 1, lambda: self.deps.load_member(disc_id), None)
 
     def _load_fallback(self, disc_id: str) -> Author | None:
-        self.calls.batch("fallback_user_reads", 1)
-        try:
-            return self.deps.load_fallback_user(disc_id)
-        except Exception:
-            self.calls.failed("fallback_user_reads")
-            return None
+        return self.calls.guarded("fallback_user_reads", 1, lambda: self.deps.load_fallback_user(disc_id), None)
 
     def load_users(self, seeds: Sequence[ParticipantSeed]) -> dict[ParticipantKey, _User]:
         """H-04/H-05/H-06 for every `discord_user` seed at once."""
@@ -324,11 +334,11 @@ class _Hydration:
                 rows[disc_id] = self.snapshot.triggerer_row
         missing = [i for i in ids if i not in rows]
         if missing:
-            self.calls.batch("user_row_loads", len(missing))
-            try:
-                rows.update(self.deps.load_user_rows(missing))
-            except Exception:
-                self.calls.failed("user_row_loads", len(missing))
+            rows.update(
+                self.calls.guarded(
+                    "user_row_loads", len(missing), lambda: self.deps.load_user_rows(missing), dict[str, UserRow]()
+                )
+            )
 
         members: dict[str, MemberInfo | None] = {}
         for disc_id in ids:
@@ -344,11 +354,9 @@ class _Hydration:
             if disc_id not in rows and disc_id not in referenced and (member := members[disc_id]) is not None
         ]
         if to_register:
-            self.calls.batch("registrations", len(to_register))
-            try:
-                rows.update(self.deps.register_users(to_register, self.server.preferred_locale or "en-US"))
-            except Exception:
-                self.calls.failed("registrations", len(to_register))
+            locale = self.server.preferred_locale or "en-US"
+            register = lambda: self.deps.register_users(to_register, locale)  # noqa: E731
+            rows.update(self.calls.guarded("registrations", len(to_register), register, dict[str, UserRow]()))
 
         users: dict[ParticipantKey, _User] = {}
         for seed in seeds:
@@ -394,22 +402,16 @@ class _Hydration:
         pairs = [(u.row.user_id, self.lineage) for u in users if u.saved_name_use]
         if not pairs or not self.lineage:
             return {}
-        self.calls.batch("naming_preference_reads", len(pairs))
-        try:
-            return self.deps.load_naming_preferences(pairs)
-        except Exception:
-            self.calls.failed("naming_preference_reads", len(pairs))
-            return {}
+        read = lambda: self.deps.load_naming_preferences(pairs)  # noqa: E731
+        return self.calls.guarded("naming_preference_reads", len(pairs), read, {})
 
     def load_memories(self, users: Iterable[_User]) -> dict[int, list[MemoryRow]]:
         wanted = [u.row.user_id for u in users if _memory_hidden_reason(u, self.scope, self.personalization) is None]
         if not wanted:
             return {}
-        self.calls.batch("personal_memory_reads", len(wanted))
-        try:
-            loaded = self.deps.load_personal_memories(wanted, self.lineage)
-        except Exception:
-            self.calls.failed("personal_memory_reads", len(wanted))
+        read = lambda: self.deps.load_personal_memories(wanted, self.lineage)  # noqa: E731
+        loaded = self.calls.guarded("personal_memory_reads", len(wanted), read, None)
+        if loaded is None:
             return {}
         allowed_lineages = {self.lineage, 0}
         allowed_users = set(wanted)
@@ -436,20 +438,17 @@ class _Hydration:
         persona_id = self.scope.persona_id
         if persona_id is None or not (human_ids or bot_id):
             return {}, []  # [DES] H-15: without a persona id no reminder is shown
-        self.calls.batch("reminder_reads", len(human_ids) + (1 if bot_id else 0))
-        try:
-            rows = self.deps.load_reminders(
-                ReminderQuery(
-                    server_id=self.server.server_id,
-                    human_ids=human_ids,
-                    persona_id=persona_id,
-                    include_unassigned=self.scope.is_main_persona,
-                    bot_user_id=bot_id,
-                    now_ms=self.now_ms,
-                )
-            )
-        except Exception:
-            self.calls.failed("reminder_reads")
+        query = ReminderQuery(
+            server_id=self.server.server_id,
+            human_ids=human_ids,
+            persona_id=persona_id,
+            include_unassigned=self.scope.is_main_persona,
+            bot_user_id=bot_id,
+            now_ms=self.now_ms,
+        )
+        count = len(human_ids) + (1 if bot_id else 0)
+        rows = self.calls.guarded("reminder_reads", count, lambda: self.deps.load_reminders(query), None, failures=1)
+        if rows is None:
             return {}, []
         wanted_humans = set(human_ids)
         human: dict[str, list[ReminderRow]] = {}
@@ -628,17 +627,15 @@ class _Hydration:
         """H-12 presence: exposed only at MINIMAL; a raised error hides it as `optional_failure`."""
         if not user.minimal:
             return _field(user.key, "presence", [], "privacy")
-        self.calls.batch("presence_reads", 1)
-        try:
-            outcome = member_presence(
-                user.member,
-                is_dm=self.server.is_dm,
-                guild_available=self.deps.guild_available,
-                presence_intent=self.deps.presence_intent,
-                now_ms=self.now_ms,
-            )
-        except Exception:
-            self.calls.failed("presence_reads")
+        read = lambda: member_presence(  # noqa: E731
+            user.member,
+            is_dm=self.server.is_dm,
+            guild_available=self.deps.guild_available,
+            presence_intent=self.deps.presence_intent,
+            now_ms=self.now_ms,
+        )
+        outcome = self.calls.guarded("presence_reads", 1, read, None)
+        if outcome is None:
             return _field(user.key, "presence", [], "optional_failure")
         if outcome.text is None:
             return _field(user.key, "presence", [], "missing_data")
@@ -795,7 +792,7 @@ class _Hydration:
 
     # -- orchestration ---------------------------------------------------------------------------
 
-    def run(self, seeds: Sequence[ParticipantSeed], enrichers: EnricherRegistry | None) -> HydrationResult:
+    def run(self, seeds: Sequence[ParticipantSeed]) -> HydrationResult:
         user_seeds = [s for s in seeds if s.key.kind == "discord_user"]
         users = self.load_users(user_seeds)
         for user in users.values():
@@ -835,7 +832,6 @@ class _Hydration:
                 if synthetic is not None:
                     profiles.append(synthetic)
         self.apply_public_profiles(profiles, {s.key: s for s in seeds})
-        enricher_outcomes = apply_enrichers(profiles, enrichers, self.scope)
         return HydrationResult(
             profiles=profiles,
             persona_task_lines=self.task_lines(tasks),
@@ -844,7 +840,9 @@ class _Hydration:
                 "external_calls": dict(self.calls.reads),
                 "dependency_calls": dict(self.calls.batches),
                 "read_failures": dict(self.calls.failures),
-                "enrichers": enricher_outcomes,
+                # H-22 lists enricher outcomes; extension enrichers are deferred (H-20), so there
+                # are none, and the key stays for the stored diagnostics' shape.
+                "enrichers": {},
             },
             memory_entries=sorted(self.memory_entries, key=lambda e: (e.created_at_ms, e.memory_id), reverse=True),
             mention_directory=self.directory,
@@ -919,7 +917,6 @@ def hydrate_participant_profiles(
     if not seeds:
         result = HydrationResult([], [], {"profile_count": 0, "external_calls": dict(run.calls.reads)})
     else:
-        registry = prepared.enricher_registry if isinstance(prepared.enricher_registry, EnricherRegistry) else None
-        result = run.run(seeds, registry)
+        result = run.run(seeds)
     result.diagnostics["duration_ms"] = round((clock() - started) * 1000, 3)
     return result

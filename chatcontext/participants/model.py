@@ -218,7 +218,6 @@ class PreparedParticipantContext:
     referenced_user_rows: dict[str, Any]  # snowflake → chatcontext.types.UserRow
     referenced_user_ids: list[str]
     diagnostics: dict[str, Any]
-    enricher_registry: Any = None
 
 
 @dataclass(frozen=True)

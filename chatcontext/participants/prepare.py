@@ -41,7 +41,6 @@ def prepare_participant_context(
     candidate_source: CandidateSource | None = None,
     member_directory: MemberDirectory | None = None,
     source_registry: SourceRegistry | None = None,
-    enricher_registry: Any = None,
     now_ms: int,
     clock: Callable[[], float] = time.perf_counter,
 ) -> PreparedParticipantContext:
@@ -101,5 +100,4 @@ def prepare_participant_context(
         referenced_user_rows=dict(shared.referenced_user_rows),
         referenced_user_ids=list(shared.referenced_user_ids),
         diagnostics=diagnostics,
-        enricher_registry=enricher_registry,
     )

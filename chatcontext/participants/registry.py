@@ -1,24 +1,10 @@
-"""What the participant source registry (D-32) and the enricher registry (H-20) share: an abort
-timeout read from the environment, and the ordering of extension registrations."""
+"""The ordering of extension registrations of the participant source registry (D-32)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Set
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
-
-DEFAULT_TIMEOUT_MS = 1500
-
-
-def timeout_ms_from_env(name: str, raw: str | None = None) -> int:
-    """The env value `name` (or `raw`), default 1500; invalid or ≤ 0 → default (D-32, H-20)."""
-    value = os.environ.get(name, "") if raw is None else raw
-    try:
-        parsed = int(value.strip())
-    except ValueError:
-        return DEFAULT_TIMEOUT_MS
-    return parsed if parsed > 0 else DEFAULT_TIMEOUT_MS
 
 
 class Registration(Protocol):

@@ -14,6 +14,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
+
 from chatcontext.participants.aliases import bridge_alias, webhook_alias
 from chatcontext.participants.model import (
     REJECTION_REASONS,
@@ -26,11 +28,11 @@ from chatcontext.participants.model import (
     parse_persona_id,
     typed_persona_id,
 )
-from chatcontext.participants.registry import DEFAULT_TIMEOUT_MS, order_registrations, timeout_ms_from_env
+from chatcontext.participants.registry import order_registrations
 from chatcontext.types import PersonaInfo
 
 MENTIONABLE = "mentionable"
-DEFAULT_SOURCE_TIMEOUT_MS = DEFAULT_TIMEOUT_MS
+DEFAULT_SOURCE_TIMEOUT_MS = 1500
 
 
 class ParticipantSourceError(Exception):
@@ -85,9 +87,11 @@ class SourceRegistration:
     core: bool = False
 
 
-def source_timeout_ms(raw: str | None = None) -> int:
-    """D-32: `PARTICIPANT_SOURCE_TIMEOUT_MS`, default 1500; invalid or ≤ 0 → default."""
-    return timeout_ms_from_env("PARTICIPANT_SOURCE_TIMEOUT_MS", raw)
+def source_timeout_ms(configured: int | None = None) -> int:
+    """D-32: ``configured``, else `PARTICIPANT_SOURCE_TIMEOUT_MS` from ``settings.TOMORI`` (an
+    unparsable value is already the default 1500 there); ≤ 0 → 1500."""
+    value = int(settings.TOMORI["PARTICIPANT_SOURCE_TIMEOUT_MS"]) if configured is None else configured
+    return value if value > 0 else DEFAULT_SOURCE_TIMEOUT_MS
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,7 +335,7 @@ def build_source_registry(
         reserved_ids=frozenset(s.id for s in CORE_SOURCES),
         core=False,
     )
-    timeout = source_timeout_ms() if timeout_ms is None else source_timeout_ms(str(timeout_ms))
+    timeout = source_timeout_ms(timeout_ms)
     return SourceRegistry((*CORE_SOURCES, *ordered), timeout)
 
 

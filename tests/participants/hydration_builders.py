@@ -115,7 +115,6 @@ def prepared(
     synthetic_users: dict[str, dict[str, str]] | None = None,
     public: Sequence[PublicPersonaProfile] = (),
     referenced_rows: dict[str, UserRow] | None = None,
-    enricher_registry: object = None,
 ) -> PreparedParticipantContext:
     return PreparedParticipantContext(
         discovery_plan=ParticipantDiscoveryPlan(seeds=list(seeds)),
@@ -125,7 +124,6 @@ def prepared(
         referenced_user_rows=dict(referenced_rows or {}),
         referenced_user_ids=list(referenced_rows or {}),
         diagnostics={},
-        enricher_registry=enricher_registry,
     )
 
 

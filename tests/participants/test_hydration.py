@@ -1,16 +1,9 @@
-"""Hydration (participants.md §3 H-01..H-22; §8 T-02, T-03, T-15, T-26..T-33, T-38, T-47, T-55)."""
+"""Hydration (participants.md §3 H-01..H-22; §8 T-02, T-03, T-15, T-26..T-33, T-38, T-47)."""
 
 from __future__ import annotations
 
 import pytest
 
-from chatcontext.participants.enrichers import (
-    EnrichedField,
-    EnricherRegistration,
-    EnricherRegistryError,
-    ParticipantEnricherError,
-    build_enricher_registry,
-)
 from chatcontext.participants.hydration import build_conversation_corpus, hydrate_participant_profiles
 from chatcontext.participants.model import ParticipantKey
 from chatcontext.participants.naming import NamingPreference, format_name
@@ -24,7 +17,6 @@ from tests.participants.hydration_builders import (
     discover,
     memory,
     prepared,
-    public_profile,
     reminder,
     scope_for,
     server,
@@ -359,65 +351,6 @@ def test_h21_no_self_tasks_without_bot_id():
         active_persona=tomori(),
     )
     assert result.persona_task_lines == []
-
-
-# --- H-20 enrichers --------------------------------------------------------------------------------
-
-
-def badge_enricher(kind: str = "extension:ex.badges", critical: bool = False) -> EnricherRegistration:
-    return EnricherRegistration(
-        "ex.badges", lambda view: [EnrichedField(kind, ("- Badge: VIP",))] if not view.is_bot else [], critical=critical
-    )
-
-
-def test_t55_h20_extension_field_renders_after_core_lines():
-    deps = world_deps()
-    deps.reminders = [reminder(1, A, "R1")]
-    registry = build_enricher_registry([badge_enricher()])
-    prep = prepared([user_seed(A), bot_seed()], public=[public_profile(ren())], enricher_registry=registry)
-    result = hydrate(prep, deps)
-    alice = result.profiles[0]
-    badge = next(f for f in alice.fields if f.kind == "extension:ex.badges")
-    assert badge.order == 71
-    items = build(prep, deps)
-    assert profile_of(items, "Ally")[-1] == "- Badge: VIP"
-    assert result.diagnostics["enrichers"] == {"ex.badges": {"outcome": "ok", "contributed": 2}}
-
-
-def test_t55_h20_core_kind_from_an_extension_fails_and_reveals_nothing():
-    deps = world_deps()
-    deps.rows[BO] = deps.rows[BO].__class__(**{**deps.rows[BO].__dict__, "privacy_level": 1})
-    deps.memories = [memory(5, 2, "bob hidden memory")]
-    seen: list[tuple[str, ...]] = []
-
-    def sneaky(view):  # type: ignore[no-untyped-def]
-        seen.extend(line for f in view.fields for line in f.lines)
-        return [EnrichedField("personal_memories", ("- Memories: leaked",))]
-
-    optional = build_enricher_registry([EnricherRegistration("ex.sneaky", sneaky)])
-    result = hydrate(prepared([user_seed(A), user_seed(BO)], enricher_registry=optional), deps)
-    assert result.diagnostics["enrichers"] == {"ex.sneaky": {"outcome": "failed", "contributed": 0}}
-    assert all(f.kind != "personal_memories" or not f.visible for f in result.profiles[1].fields)
-    assert not any("bob hidden memory" in line for line in seen)
-    critical = build_enricher_registry([EnricherRegistration("ex.sneaky", sneaky, critical=True)])
-    with pytest.raises(ParticipantEnricherError):
-        hydrate(prepared([user_seed(A)], enricher_registry=critical), deps)
-
-
-def test_h20_enricher_registry_rejects_duplicates_unknown_dependencies_and_cycles():
-    noop = lambda view: []  # noqa: E731
-    with pytest.raises(EnricherRegistryError):
-        build_enricher_registry([EnricherRegistration("X", noop), EnricherRegistration("x", noop)])
-    with pytest.raises(EnricherRegistryError):
-        build_enricher_registry([EnricherRegistration("a", noop, depends_on=("missing",))])
-    with pytest.raises(EnricherRegistryError):
-        build_enricher_registry(
-            [EnricherRegistration("a", noop, depends_on=("b",)), EnricherRegistration("b", noop, depends_on=("a",))]
-        )
-    ordered = build_enricher_registry(
-        [EnricherRegistration("b", noop, order=1, depends_on=("a",)), EnricherRegistration("a", noop, order=9)]
-    )
-    assert [e.id for e in ordered.enrichers] == ["a", "b"]
 
 
 def test_h22_diagnostics_hold_counts_only():

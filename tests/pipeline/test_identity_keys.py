@@ -13,8 +13,8 @@ import pytest
 
 from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
-from chatcontext.synthetic import MINUTE_MS, PERSONA_HOOK_AUTHOR, START_MS, base_document, message_json
 from chatcontext.types import ChatTurnContext, ContextItemTag
+from tests.pipeline.documents import MINUTE_MS, PERSONA_HOOK_AUTHOR, START_MS, base_document, message_json
 
 BOTH = pytest.mark.django_db(databases=["default", "replay"])
 

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import validate_snapshot
-from chatcontext.synthetic import (
+from chatcontext.types import ChatTurnContext
+from tests.pipeline.documents import (
     BOT_AUTHOR,
     MINUTE_MS,
     PERSONA_HOOK_AUTHOR,
@@ -30,7 +31,6 @@ from chatcontext.synthetic import (
     marker,
     message_json,
 )
-from chatcontext.types import ChatTurnContext
 
 _COMPACT_ID = re.compile(r"\b(?:ref|media)_\d+\b")
 

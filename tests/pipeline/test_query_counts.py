@@ -21,7 +21,7 @@ from chatcontext.snapshot import (
     snapshot_turn,
     validate_snapshot,
 )
-from chatcontext.synthetic import generate_snapshot
+from tests.pipeline.documents import generate_snapshot
 
 pytestmark = pytest.mark.django_db
 

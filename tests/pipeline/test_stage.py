@@ -18,9 +18,9 @@ from chatcontext.snapshot import (
     load_snapshot_rows,
     snapshot_turn,
 )
-from chatcontext.synthetic import generate_snapshot
 from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn
 from tests.pipeline.conftest import assemble, example_doc
+from tests.pipeline.documents import generate_snapshot
 
 pytestmark = pytest.mark.django_db
 

@@ -35,7 +35,10 @@ from chatcontext.records import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
-from chatcontext.synthetic import (
+from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
+from personas import models as m
+from tests.paths import EXAMPLE
+from tests.pipeline.documents import (
     BOT_ID,
     START_MS,
     SyntheticUser,
@@ -45,9 +48,6 @@ from chatcontext.synthetic import (
     message_json,
     user_id,
 )
-from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
-from personas import models as m
-from tests.paths import EXAMPLE
 from tests.pipeline.test_properties import channels
 
 BOTH = pytest.mark.django_db(databases=["default", "replay"])

@@ -1,5 +1,7 @@
-"""Synthetic turn snapshots for benchmarks and tests: valid `tomori-turn-snapshot/1` documents
-built from a seeded ``random.Random``, so the same seed always gives the same document.
+"""Hand-built turn snapshots for the pipeline tests: valid `tomori-turn-snapshot/1` documents, and a
+small busy channel from a seeded ``random.Random`` (the same seed always gives the same document)
+in which every participant posts, which the query-count pins rely on (bench/generate.py's realistic
+channels leave most members quiet).
 
 Ids are 18-digit snowflakes derived from small numbers (user 7 → `100000000000000007`), texts are
 plain words plus one marker token per message (`w{message_number}x`) that tests can search for.
@@ -11,9 +13,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from chatcontext.snapshot import FORMAT
+
 JSONDict = dict[str, Any]
 
-FORMAT = "tomori-turn-snapshot/1"
 BOT_ID = "900000000000000001"
 SERVER_ID = "500000000000000001"
 CHANNEL_ID = "510000000000000001"
