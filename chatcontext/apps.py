@@ -8,4 +8,4 @@ class ChatcontextConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chatcontext import signals  # noqa: F401  (connects the live-feed announcer)
+        from chatcontext.records import admin, signals  # noqa: F401  (the records admin; the live-feed announcer)

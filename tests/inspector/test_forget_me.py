@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
-from chatcontext.records import store_prompt_record
+from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json
 from personas import actions

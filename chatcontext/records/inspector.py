@@ -26,7 +26,7 @@ from django.http import JsonResponse
 from chatcontext.config import StageConfig
 from chatcontext.models import PromptRecord
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records import estimate_tokens
+from chatcontext.records.store import estimate_tokens
 from chatcontext.serialize import turn_output
 from chatcontext.snapshot import (
     LoadedSnapshot,

@@ -55,11 +55,11 @@ from chatcontext.types import (
     Role,
     StickerRef,
 )
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
 from personas import models as m
 
 FORMAT = "tomori-turn-snapshot/1"
-SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "turn-snapshot.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"
 # json.loads and the schema validator recurse once per level of nesting, so a deeper document is
 # refused before either sees it (the deepest a real snapshot gets, a forwarded Components-V2 tree, is

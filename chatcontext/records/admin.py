@@ -16,8 +16,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
-from chatcontext import inspector
 from chatcontext.models import PromptRecord, VoiceTranscript
+from chatcontext.records import inspector
 from chatcontext.snapshot import SnapshotError
 from personas.admin_scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
