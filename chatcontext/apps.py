@@ -8,4 +8,5 @@ class ChatcontextConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chatcontext.records import admin, signals  # noqa: F401  (the records admin; the live-feed announcer)
+        from chatcontext.records import admin, signals  # noqa: F401  (the inspector admin; the live-feed announcer)
+        from chatcontext.voice import admin as voice_admin  # noqa: F401

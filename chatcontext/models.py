@@ -3,6 +3,7 @@
 Django registers an app's models by importing ``<app>.models``; this module is that import.
 """
 
-from chatcontext.records.models import PromptRecord, PromptRecordQuerySet, VoiceTranscript
+from chatcontext.records.models import PromptRecord
+from chatcontext.voice.models import VoiceTranscript
 
-__all__ = ["PromptRecord", "PromptRecordQuerySet", "VoiceTranscript"]
+__all__ = ["PromptRecord", "VoiceTranscript"]

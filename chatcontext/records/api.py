@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404
 from ninja import FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
-from chatcontext.models import PromptRecord
 from chatcontext.records.inspector import snapshot_download
+from chatcontext.records.models import PromptRecord
 from personas.api_common import (
     AUTH_ERRORS,
     READ_ERRORS,

@@ -3,35 +3,6 @@ from __future__ import annotations
 from django.db import models
 
 
-class VoiceTranscript(models.Model):
-    """Persistent side of the voice-transcript cache (data-model.md §2.17), shared across processes.
-
-    Keyed by the Discord message id; entries older than VOICE_TRANSCRIPT_CACHE_TTL_MINUTES are
-    treated as absent and evicted on read (BC11-02).
-    """
-
-    class Source(models.TextChoices):
-        USER_STT = "user_stt"
-        TTS = "tts"
-
-    message_disc_id = models.CharField("message Discord ID", max_length=20, primary_key=True)
-    attachment_disc_id = models.CharField("attachment Discord ID", max_length=20, blank=True, default="")
-    transcript = models.TextField()
-    source = models.CharField(max_length=8, choices=Source.choices, default=Source.USER_STT)
-    cached_at = models.DateTimeField()
-
-    class Meta:
-        db_table = "voice_transcripts"
-
-    def __str__(self) -> str:
-        return f"transcript of {self.message_disc_id}"
-
-
-class PromptRecordQuerySet(models.QuerySet["PromptRecord"]):
-    def for_server_ids(self, server_ids: list[int]) -> PromptRecordQuerySet:
-        return self.filter(server_id__in=server_ids)
-
-
 class PromptRecord(models.Model):
     """One assembled turn exactly as the model saw it, with the snapshot it was built from.
 
@@ -71,8 +42,6 @@ class PromptRecord(models.Model):
     usage = models.JSONField(default=dict, blank=True)
     # Discord user ids whose messages or profile this record contains (forget-me finds them here).
     subject_user_ids = models.JSONField(default=list, blank=True)
-
-    objects = PromptRecordQuerySet.as_manager()
 
     class Meta:
         db_table = "prompt_records"

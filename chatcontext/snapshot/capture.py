@@ -18,7 +18,6 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from chatcontext import snapshot as snapshot_format
-from chatcontext.models import VoiceTranscript
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
 from chatcontext.snapshot.minimise import minimise_snapshot
@@ -35,6 +34,7 @@ from chatcontext.types import (
     PersonaInfo,
     ReactionEmoji,
 )
+from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 
 logger = logging.getLogger(__name__)

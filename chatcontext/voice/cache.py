@@ -13,8 +13,8 @@ from typing import Literal, Protocol
 
 from django.db import transaction
 
-from chatcontext.models import VoiceTranscript
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.voice.models import VoiceTranscript
 
 Source = Literal["user_stt", "tts"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.config import StageConfig
-from chatcontext.models import PromptRecord
+from chatcontext.records.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import SnapshotError, validate_snapshot

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.config import StageConfig
-from chatcontext.models import PromptRecord
+from chatcontext.records.models import PromptRecord
 from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, render_text, turn_output
