@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
-from chatcontext import snapshot as snapshot_format
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.snapshot import validation as snapshot_format
 from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.types import (
     Attachment,
