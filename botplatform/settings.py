@@ -91,6 +91,8 @@ INSTALLED_APPS = [
     "personas",
     "chatcontext",
     "bot",
+    # For its management commands (``serve``: the ASGI server and the bot child process).
+    "botplatform",
 ]
 
 MIDDLEWARE = [
