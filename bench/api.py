@@ -75,7 +75,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from chatcontext.models import PromptRecord  # noqa: E402
-from chatcontext.records import store_prompt_record  # noqa: E402
+from chatcontext.records.store import store_prompt_record  # noqa: E402
 from chatcontext.replay import replay_snapshot  # noqa: E402
 from chatcontext.snapshot import load_snapshot_json  # noqa: E402
 from personas.models import ApiToken, Persona, Server  # noqa: E402

@@ -2,7 +2,7 @@
 
 Auth: a per-server bearer token (`Authorization: Bearer tmr_…`) or a staff admin session. Both
 resolve to a ``personas.access.Principal``; routers scope every query through it
-(``botplatform.api_common``).
+(``personas.api_common``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Status, Swagger
 from ninja.errors import ValidationError as InputError
 
-from botplatform.api_common import NUL_CHARACTER, ErrorOut, StaffSessionAuth, TokenAuth
-from botplatform.best_effort import redis_status
-from chatcontext.api import router as records_router
+from chatcontext.records.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
+from personas.api_common import NUL_CHARACTER, ErrorOut, StaffSessionAuth, TokenAuth
+from personas.best_effort import redis_status
 
 api = NinjaAPI(
     title="Tomori Platform API",

@@ -23,6 +23,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "botplatform.settings")
 
 app = Celery("botplatform")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# `tasks` modules of the installed apps, plus the voice package (bot.voice.tasks), which is not an app.
+# `tasks` modules of the installed apps, plus the voice package (chatcontext.voice.tasks), which is not an app.
 app.autodiscover_tasks()
-app.autodiscover_tasks(["bot.voice"])
+app.autodiscover_tasks(["chatcontext.voice"])

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from bot.playground.consumers import PlaygroundChannelConsumer
-from chatcontext.consumers import ServerTurnsConsumer
+from chatcontext.records.consumers import ServerTurnsConsumer
 
 websocket_urlpatterns = [
     path("ws/servers/<int:server_id>/turns/", ServerTurnsConsumer.as_asgi()),

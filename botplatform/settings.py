@@ -101,6 +101,8 @@ INSTALLED_APPS = [
     "personas",
     "chatcontext",
     "bot",
+    # For its management commands (``serve``: the ASGI server and the bot child process).
+    "botplatform",
 ]
 
 MIDDLEWARE = [
@@ -172,9 +174,9 @@ def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[st
 
 
 def redis_cache(url: str) -> dict[str, object]:
-    """The cache on Redis, best-effort: unreachable, it is a miss (botplatform.best_effort)."""
+    """The cache on Redis, best-effort: unreachable, it is a miss (personas.best_effort)."""
     return {
-        "BACKEND": "botplatform.best_effort.BestEffortRedisCache",
+        "BACKEND": "personas.best_effort.BestEffortRedisCache",
         "LOCATION": url,
         "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
         "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": REDIS_CONNECT_TIMEOUT},

@@ -8,4 +8,12 @@ class ChatcontextConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chatcontext import signals  # noqa: F401  (connects the live-feed announcer)
+        # The admins live with their models rather than in chatcontext/admin.py, so the admin's
+        # autodiscovery would miss them; the signals module connects the live-feed announcer.
+        from chatcontext.records import admin, signals  # noqa: F401
+        from chatcontext.records.forgetting import PromptRecords
+        from chatcontext.voice import admin as voice_admin  # noqa: F401
+        from personas.forgetting import register_prompt_record_store
+
+        # personas' forget-me and retention delete this app's rows through it (personas imports no chatcontext).
+        register_prompt_record_store(PromptRecords())

@@ -42,8 +42,8 @@ from chatcontext.types import (
     SimplifiedMessage,
     UserRow,
 )
-from chatcontext.voice import Transcriber, prehydrate_transcripts, voice_chat_mode
-from chatcontext.voice_cache import TranscriptCache
+from chatcontext.voice.cache import TranscriptCache
+from chatcontext.voice.prehydrate import Transcriber, prehydrate_transcripts, voice_chat_mode
 
 logger = logging.getLogger(__name__)
 

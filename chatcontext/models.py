@@ -1,92 +1,9 @@
-from __future__ import annotations
+"""The chatcontext app's models, which live with their packages (``records``, ``voice``).
 
-from django.db import models
+Django registers an app's models by importing ``<app>.models``; this module is that import.
+"""
 
+from chatcontext.records.models import PromptRecord
+from chatcontext.voice.models import VoiceTranscript
 
-class VoiceTranscript(models.Model):
-    """Persistent side of the voice-transcript cache (data-model.md §2.17), shared across processes.
-
-    Keyed by the Discord message id; entries older than VOICE_TRANSCRIPT_CACHE_TTL_MINUTES are
-    treated as absent and evicted on read (BC11-02).
-    """
-
-    class Source(models.TextChoices):
-        USER_STT = "user_stt"
-        TTS = "tts"
-
-    message_disc_id = models.CharField("message Discord ID", max_length=20, primary_key=True)
-    attachment_disc_id = models.CharField("attachment Discord ID", max_length=20, blank=True, default="")
-    transcript = models.TextField()
-    source = models.CharField(max_length=8, choices=Source.choices, default=Source.USER_STT)
-    cached_at = models.DateTimeField()
-
-    class Meta:
-        db_table = "voice_transcripts"
-
-    def __str__(self) -> str:
-        return f"transcript of {self.message_disc_id}"
-
-
-class PromptRecordQuerySet(models.QuerySet["PromptRecord"]):
-    def for_server_ids(self, server_ids: list[int]) -> PromptRecordQuerySet:
-        return self.filter(server_id__in=server_ids)
-
-
-class PromptRecord(models.Model):
-    """One assembled turn exactly as the model saw it, with the snapshot it was built from.
-
-    Immutable once written: retention and forget-me delete whole records rather than edit them.
-    """
-
-    class Source(models.TextChoices):
-        BOT = "bot", "Discord bot"
-        REPLAY = "replay", "replay_turn --record"
-        PLAYGROUND = "playground", "Playground"
-        INSPECTOR = "inspector", "Inspector replay"
-
-    server = models.ForeignKey("personas.Server", on_delete=models.CASCADE, related_name="prompt_records")
-    channel_disc_id = models.CharField("channel Discord ID", max_length=20)
-    channel_name = models.CharField(max_length=100, blank=True, default="")
-    persona = models.ForeignKey(
-        "personas.Persona", on_delete=models.SET_NULL, null=True, blank=True, related_name="prompt_records"
-    )
-    persona_nickname = models.CharField(max_length=80, blank=True, default="")
-    trigger_message_disc_id = models.CharField("trigger message Discord ID", max_length=32, blank=True, default="")
-    source = models.CharField(max_length=16, choices=Source.choices, default=Source.BOT)
-    created_at = models.DateTimeField(db_index=True)
-    provider = models.CharField(max_length=32, blank=True, default="")
-    model_name = models.CharField(max_length=128, blank=True, default="")
-    context_items = models.JSONField(default=list)
-    simplified_messages = models.JSONField(default=list)
-    message_id_map = models.JSONField(default=dict)
-    streaming_context = models.JSONField(default=dict)
-    participant_target_index = models.JSONField(default=dict)
-    diagnostics = models.JSONField(default=dict)
-    exclusions = models.JSONField(default=list)
-    snapshot = models.JSONField(default=dict)
-    token_estimate = models.PositiveIntegerField(default=0)
-    reply_text = models.TextField(blank=True, default="")
-    error = models.TextField(blank=True, default="")
-    latency_ms = models.PositiveIntegerField(null=True, blank=True)
-    usage = models.JSONField(default=dict, blank=True)
-    # Discord user ids whose messages or profile this record contains (forget-me finds them here).
-    subject_user_ids = models.JSONField(default=list, blank=True)
-
-    objects = PromptRecordQuerySet.as_manager()
-
-    class Meta:
-        db_table = "prompt_records"
-        ordering = ["-created_at", "-id"]
-        indexes = [
-            models.Index(fields=["server", "-created_at"], name="precord_server_recent"),
-            models.Index(fields=["server", "channel_disc_id", "persona", "-created_at"], name="precord_channel_recent"),
-        ]
-
-    def __str__(self) -> str:
-        where = self.channel_name or self.channel_disc_id
-        return f"{self.persona_nickname or 'persona'} in #{where} at {self.created_at:%Y-%m-%d %H:%M}"
-
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if not self._state.adding:
-            raise ValueError("Prompt records are immutable once written.")
-        super().save(*args, **kwargs)
+__all__ = ["PromptRecord", "VoiceTranscript"]

@@ -56,8 +56,8 @@ from chatcontext.types import (
     SimplifiedMessage,
     UserRow,
 )
-from chatcontext.voice import Transcriber
-from chatcontext.voice_cache import TranscriptCache
+from chatcontext.voice.cache import TranscriptCache
+from chatcontext.voice.prehydrate import Transcriber
 
 ScopeRegistry = Callable[[LockedTurn], ParticipantRequestScope]
 Clock = Callable[[], float]

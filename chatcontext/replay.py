@@ -1,7 +1,7 @@
 """Replaying a turn snapshot (turn-snapshot.md §3): ``replay_turn``, the inspector and the
 playground assemble a snapshot's turn with ``replay_snapshot`` on the scratch database of
 ``chatcontext.scratch``. Only the ``--record`` prompt record is written, afterwards, to the live
-database (``chatcontext.records``).
+database (``chatcontext.records.store``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from chatcontext.snapshot import (
     snapshot_turn,
 )
 from chatcontext.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
-from chatcontext.voice import Transcriber
+from chatcontext.voice.prehydrate import Transcriber
 
 
 def local_file_transcriber(attachment: Attachment, message: DiscordMessage) -> str | None:
@@ -22,8 +22,8 @@ def local_file_transcriber(attachment: Attachment, message: DiscordMessage) -> s
     speech-to-text path when its url is a local `file://` path, and gets none otherwise."""
     if not attachment.url.startswith("file://"):
         return None
-    from bot.voice.fetch import fetch_audio
-    from bot.voice.transcribe import default_transcriber
+    from chatcontext.voice.fetch import fetch_audio
+    from chatcontext.voice.transcribe import default_transcriber
 
     return default_transcriber().transcribe(fetch_audio(attachment.url)).text
 

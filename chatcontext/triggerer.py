@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatcontext.participants.naming import (
-    ADDRESSING_STYLES,
     live_name,
     persona_relative_name,
     saved_name_allowed,
 )
 from chatcontext.types import Author, MemberInfo, PersonaInfo, ServerConfig, UserRow
+from personas.naming import ADDRESSING_STYLES
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ def announce_access_change(user_id: int) -> None:
     """Tell the account's open feed sockets to check their access again now.
 
     Best effort: when the channel layer is unreachable the sockets still find out at their next
-    periodic check (``chatcontext.consumers.ACCESS_RECHECK_SECONDS``), so this logs one line and
+    periodic check (``chatcontext.records.consumers.ACCESS_RECHECK_SECONDS``), so this logs one line and
     never fails the change that caused it.
     """
     layer = get_channel_layer()

@@ -14,13 +14,11 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Max, Q, QuerySet
-from django.db.models.expressions import RawSQL
-from django.db.models.fields import BooleanField
 from django.dispatch import Signal
 
-from chatcontext.models import PromptRecord, VoiceTranscript
+from personas.forgetting import RecordsAbout
 from personas.models import (
     FIRST_LINEAGE_ID,
     GLOBAL_LINEAGE_ID,
@@ -334,60 +332,15 @@ class ForgetResult:
         return sum(v for v in asdict(self).values() if isinstance(v, int) and not isinstance(v, bool))
 
 
-def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
-    """Prompt records about this user: their ``subject_user_ids`` JSON list holds the id (as a string
-    or a number). What forget-me deletes, and what its confirmation counts beforehand.
-
-    PostgreSQL answers with the JSONB ``@>`` operator (Django's ``contains``); SQLite has no
-    ``contains`` for JSON, so it tests each element through ``json_each``. Both match whole
-    elements: forgetting "12" never touches a record about "123".
-    """
-    if connection.vendor == "sqlite":
-        table = PromptRecord._meta.db_table
-        member = RawSQL(
-            f"EXISTS (SELECT 1 FROM json_each({table}.subject_user_ids) AS e WHERE CAST(e.value AS TEXT) = %s)",
-            (str(user_disc_id),),
-            output_field=BooleanField(),
-        )
-        return PromptRecord.objects.filter(member)
-    match = Q(subject_user_ids__contains=[str(user_disc_id)])
-    if str(user_disc_id).isdigit():
-        match |= Q(subject_user_ids__contains=[int(user_disc_id)])
-    return PromptRecord.objects.filter(match)
-
-
-def _authored_ids(snapshot: Any, user_disc_id: str) -> tuple[set[str], set[str]]:
-    """Message ids and attachment ids the user authored in a stored turn snapshot (turn-snapshot.md §1)."""
-    message_ids: set[str] = set()
-    attachment_ids: set[str] = set()
-    messages = snapshot.get("messages") if isinstance(snapshot, dict) else None
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
-            continue
-        author = message.get("author")
-        if not isinstance(author, dict) or str(author.get("id")) != user_disc_id:
-            continue
-        message_ids.add(str(message.get("id")))
-        for attachment in message.get("attachments") or []:
-            if isinstance(attachment, dict) and attachment.get("id") is not None:
-                attachment_ids.add(str(attachment["id"]))
-    return message_ids, attachment_ids
-
-
-# Bounded IN lists: SQLite caps bound parameters, and one forgotten user may appear in many records.
-_CHUNK = 500
+def records_about(user_disc_id: str) -> RecordsAbout:
+    """The prompt records about this user (chatcontext decides which: ``personas.forgetting``). What
+    forget-me deletes, and what its confirmation counts beforehand."""
+    return RecordsAbout(str(user_disc_id))
 
 
 def _delete(queryset: QuerySet[Any]) -> int:
     """Rows of the queryset's own model deleted (cascaded rows of other models are not counted)."""
     return queryset.delete()[1].get(queryset.model._meta.label, 0)
-
-
-def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]) -> int:
-    ordered = sorted(values)
-    return sum(
-        _delete(queryset.filter(**{f"{field}__in": ordered[i : i + _CHUNK]})) for i in range(0, len(ordered), _CHUNK)
-    )
 
 
 # Each profile field back to its empty value: no text, and a list field an empty list.
@@ -400,7 +353,7 @@ def forget_user(user_disc_id: str) -> ForgetResult:
     Removed: personal memories, server memories they created, naming preferences, reminders that
     target them or that they created, their member snapshots and activity counters, every prompt
     record about them (``records_about``: their words, profile or memories are in its prompt or
-    its snapshot, ``chatcontext.records.subject_user_ids``), the voice transcripts of messages
+    its snapshot, ``chatcontext.records.store.subject_user_ids``), the voice transcripts of messages
     those records show they authored, and their messages in the platform's own channels (the
     ``user_forgotten`` receivers). Their profile text (nickname, pronouns, appearance, ...) is cleared.
 
@@ -430,18 +383,9 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         counts["reminders"] = _delete(reminders)
         counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
 
-        message_ids: set[str] = set()
-        attachment_ids: set[str] = set()
-        record_ids: list[int] = []
-        for record_id, snapshot in records_about(user_disc_id).values_list("pk", "snapshot").iterator():
-            record_ids.append(record_id)
-            authored, attachments = _authored_ids(snapshot, user_disc_id)
-            message_ids |= authored
-            attachment_ids |= attachments
-        transcripts = VoiceTranscript.objects.all()
-        counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
-        counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
-        counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        forgotten = records_about(user_disc_id).delete()
+        counts["voice_transcripts"] = forgotten.voice_transcripts
+        counts["prompt_records"] = forgotten.prompt_records
         answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
     return ForgetResult(**counts)

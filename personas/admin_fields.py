@@ -26,7 +26,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Field
 
-from chatcontext.participants.naming import ADDRESSING_STYLES
+from personas.naming import ADDRESSING_STYLES
 
 _SEPARATORS = re.compile(r"[,\n]")
 _CHANNEL_ID = re.compile(r"\d{1,20}")

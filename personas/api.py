@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 
-from botplatform.api_common import (
+from personas import actions
+from personas.api_common import (
     AUTH_ERRORS,
     MAX_ID,
     READ_ERRORS,
@@ -26,7 +27,6 @@ from botplatform.api_common import (
     principal,
     require_write,
 )
-from personas import actions
 from personas.models import (
     DiscordUser,
     Persona,

@@ -3,7 +3,8 @@
 Servers are grouped by their retention (a server without a settings row gets the default, 30 days),
 so the work is one delete loop per distinct retention value, not per server. Deletes go in batches
 of primary keys so a large backlog never holds one long transaction or lock. Log lines carry counts
-only: no server ids, names or record content.
+only: no server ids, names or record content. The records are chatcontext's; it deletes them
+(``personas.forgetting``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from chatcontext.models import PromptRecord
+from personas.forgetting import prompt_record_store
 from personas.models import Server, ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -49,17 +50,13 @@ def prune_prompt_records(*, now: datetime | None = None, batch_size: int = DELET
     deleted = 0
     batches = 0
     by_days: dict[int, int] = {}
+    store = prompt_record_store()
     for days, server_ids in sorted(servers_by_retention_days().items()):
-        old = PromptRecord.objects.filter(server_id__in=server_ids, created_at__lt=now - timedelta(days=days))
         removed_here = 0
-        while True:
-            ids = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
-            if not ids:
-                break
-            PromptRecord.objects.filter(pk__in=ids).delete()
+        while removed := store.prune_batch(server_ids, now - timedelta(days=days), batch_size):
             batches += 1
-            removed_here += len(ids)
-            logger.info("retention: batch %d deleted %d prompt records (policy %d days)", batches, len(ids), days)
+            removed_here += removed
+            logger.info("retention: batch %d deleted %d prompt records (policy %d days)", batches, removed, days)
         if removed_here:
             by_days[days] = removed_here
             deleted += removed_here

@@ -34,9 +34,9 @@ from bot.conversation.db import Db
 from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.conversation.state import AuthorState, ServerState
-from bot.turn_snapshot import RecordingTransport, snapshot_or_empty
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records import store_prompt_record
+from chatcontext.records.store import store_prompt_record
+from chatcontext.snapshot.capture import RecordingTransport, snapshot_or_empty
 from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
@@ -50,7 +50,7 @@ from chatcontext.types import (
     PersonaInfo,
     ReplyNoticeState,
 )
-from chatcontext.voice_cache import TranscriptCache
+from chatcontext.voice.cache import TranscriptCache
 
 if TYPE_CHECKING:
     from chatcontext.models import PromptRecord

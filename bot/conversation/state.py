@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.conversation.providers import ProviderConfig, provider_config
-from bot.voice.tasks import enqueue_transcription
 from chatcontext import repository
 from chatcontext.config import StageConfig
 from chatcontext.simplify.media import is_audio_attachment
 from chatcontext.types import Attachment, Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
+from chatcontext.voice.tasks import enqueue_transcription
 from personas import actions
 from personas import models as m
 

@@ -24,7 +24,7 @@ from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
-from chatcontext.voice_cache import TranscriptCache, shared_cache
+from chatcontext.voice.cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """The websocket of a playground channel: `/ws/playground/channels/<channel_id>/`.
 
 Only staff who moderate the channel's server (or superusers) may connect, and only while they
-still may (``chatcontext.consumers.FeedConsumer``: access is re-checked while the socket is open,
+still may (``chatcontext.records.consumers.FeedConsumer``: access is re-checked while the socket is open,
 and it closes with 4403 when it is gone — this socket carries message text). The socket joins the
 channel's group (messages, streamed replies; ``bot.playground.live``) and the server's prompt-record
-group of ``chatcontext.consumers``, of which it forwards the records of this channel.
+group of ``chatcontext.records.consumers``, of which it forwards the records of this channel.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 
 from bot.playground.live import channel_group
 from bot.playground.models import PlaygroundChannel
-from chatcontext.consumers import FORBIDDEN, FeedConsumer, group_name
+from chatcontext.records.consumers import FORBIDDEN, FeedConsumer, group_name
 
 
 class PlaygroundChannelConsumer(FeedConsumer):

@@ -1,7 +1,7 @@
 """What the playground page shows and receives live: message payloads and channel-layer events.
 
 Each playground channel has a channel-layer group; its websocket (``bot.playground.consumers``)
-also joins the server's prompt-record group of ``chatcontext.consumers``, so a new record of the
+also joins the server's prompt-record group of ``chatcontext.records.consumers``, so a new record of the
 channel reaches the page the same way the inspector's live feed gets it. Events:
 
 - ``message``: a stored message (new, or its reactions changed), as ``message_payloads`` shapes it;
@@ -23,9 +23,9 @@ from django.urls import reverse
 from bot.conversation.db import in_callers_transaction
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
-from botplatform.best_effort import send_to_group
 from chatcontext.models import VoiceTranscript
 from chatcontext.types import Author, DiscordMessage, JSONDict
+from personas.best_effort import send_to_group
 
 EVENT_TYPE = "playground.event"
 EXCERPT_CHARS = 80
@@ -96,7 +96,7 @@ def message_payloads(
 
 
 async def publish(channel_pk: int, event: dict[str, Any]) -> None:
-    """Send one event to every page showing the channel; best-effort (botplatform.best_effort): the
+    """Send one event to every page showing the channel; best-effort (personas.best_effort): the
     page misses it when the channel layer is down, the stored messages and records do not."""
     await send_to_group(channel_group(channel_pk), {"type": EVENT_TYPE, "event": event})
 

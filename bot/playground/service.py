@@ -1,7 +1,7 @@
 """A playground message → the same path a Discord message takes (design.md "One turn, end to end").
 
 ``post_playground_message`` stores the message, sends an uploaded voice file through the
-transcription task (``bot.voice.tasks``) and waits for it, then runs the admission every surface
+transcription task (``chatcontext.voice.tasks``) and waits for it, then runs the admission every surface
 runs (``bot.conversation.admission``: mention, reply to a persona, trigger words; privacy-FULL,
 muted and blocked authors cannot trigger), plans the turn on a ``TurnPlanner`` (per-channel lock,
 queued turns carry ``is_from_queue``) and runs it on the shared ``TurnRunner`` through a
@@ -37,10 +37,10 @@ from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
-from bot.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
 from chatcontext.models import PromptRecord
 from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
-from chatcontext.voice_cache import TranscriptCache, shared_cache
+from chatcontext.voice.cache import TranscriptCache, shared_cache
+from chatcontext.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
 from personas import models as m
 
 logger = logging.getLogger(__name__)

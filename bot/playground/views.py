@@ -31,9 +31,9 @@ from bot.playground.service import (
     post_playground_message,
     server_state,
 )
-from chatcontext import inspector
-from chatcontext.admin import record_links
 from chatcontext.models import PromptRecord
+from chatcontext.records import inspector
+from chatcontext.records.admin import record_links
 from chatcontext.repository import load_personas
 from chatcontext.types import Author
 from personas import models as m

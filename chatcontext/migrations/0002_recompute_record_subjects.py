@@ -12,7 +12,7 @@ BATCH = 500
 
 
 def recompute(apps, schema_editor):
-    from chatcontext.records import subject_user_ids
+    from chatcontext.records.store import subject_user_ids
 
     PromptRecord = apps.get_model("chatcontext", "PromptRecord")
     rows = PromptRecord.objects.order_by("pk").only(

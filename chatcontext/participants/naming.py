@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import regex
 
 from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, UserRow
+from personas.naming import ADDRESSING_STYLES
 
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 # H-09: punctuation after which a prefix still keeps its separating space.
 _SPACED_PUNCTUATION = frozenset(".,;:!?")
-ADDRESSING_STYLES = ("masculine", "feminine", "neutral")
 
 
 @dataclass(frozen=True)

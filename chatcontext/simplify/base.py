@@ -24,7 +24,7 @@ from chatcontext.types import (
     PrivacyLevel,
     UserRow,
 )
-from chatcontext.voice_cache import CachedTranscript
+from chatcontext.voice.cache import CachedTranscript
 
 JOIN_TYPE = "user_join"
 PIN_TYPE = "channel_pinned_message"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.voice.transcribe import WhisperTranscriber, default_transcriber
+from chatcontext.voice.transcribe import WhisperTranscriber, default_transcriber
 from personas.models import Persona, Reminder, Server
 from personas.reminders_service import ChannelGone, DueReminder, accept_delivery, acknowledge_delivery
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from bot.voice.tasks import enqueue_transcription, transcribe_attachment, transcribe_voice_attachment
-from bot.voice.transcribe import WhisperTranscriber
 from chatcontext.models import VoiceTranscript
-from chatcontext.voice_cache import DatabaseTranscriptCache
+from chatcontext.voice.cache import DatabaseTranscriptCache
+from chatcontext.voice.tasks import enqueue_transcription, transcribe_attachment, transcribe_voice_attachment
+from chatcontext.voice.transcribe import WhisperTranscriber
 from tests.background.conftest import NOW, SENTENCE, SpeechFiles, word_error_rate
 
 pytestmark = pytest.mark.slow

@@ -25,11 +25,11 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from bot.voice.tasks import transcribe_voice_attachment
 from botplatform.celery import app
 from botplatform.settings import REDIS_URL
 from chatcontext.models import VoiceTranscript
-from chatcontext.voice_cache import shared_cache
+from chatcontext.voice.cache import shared_cache
+from chatcontext.voice.tasks import transcribe_voice_attachment
 from personas.models import Reminder
 from personas.reminders_service import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders

@@ -16,7 +16,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from bot.conversation.providers import ProviderConfig, build_provider
 from bot.discord.client import UnshardedTomoriBot
 from chatcontext.types import ContextItem
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.fakes import BotHarness, FakeWebhookRegistry, RecordingProvider
 

@@ -29,8 +29,8 @@ from chatcontext.types import (
     ServerConfig,
     UserRow,
 )
-from chatcontext.voice import Transcriber
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
+from chatcontext.voice.prehydrate import Transcriber
 
 BOT_ID = "900"
 U1 = "111111111111111111"

@@ -25,7 +25,7 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
 from tests.chatcontext.turn_factory import tomori_entry

@@ -13,7 +13,7 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
 from chatcontext.transport import TransportError
 from chatcontext.types import DiscordMessage, Embed
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
 from tests.chatcontext.builders import ANN, BOB, BOT, SERVER, bot_embed, make_turn, msg, run_history, webhook_msg
 
 

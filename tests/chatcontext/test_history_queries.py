@@ -22,7 +22,7 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
-from chatcontext.voice_cache import DatabaseTranscriptCache
+from chatcontext.voice.cache import DatabaseTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import NOW, SERVER, make_turn, msg, webhook_msg
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chatcontext.types import Attachment, StickerRef
-from chatcontext.voice_cache import MemoryTranscriptCache
+from chatcontext.voice.cache import MemoryTranscriptCache
 from tests.chatcontext.builders import ANN, BOB, NOW, SERVER, msg, png, run_history
 
 

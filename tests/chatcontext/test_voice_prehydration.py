@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from chatcontext.types import Attachment, DiscordMessage
-from chatcontext.voice_cache import CachedTranscript, DatabaseTranscriptCache, MemoryTranscriptCache
+from chatcontext.voice.cache import CachedTranscript, DatabaseTranscriptCache, MemoryTranscriptCache
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U2, block, msg, run_history, webhook_msg
 
 

@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from botplatform.logging_filters import mask_ids
-from personas.management.commands.serve import access_log
+from botplatform.management.commands.serve import access_log
 from personas.models import Server, ServerModerator
 
 pytestmark = pytest.mark.django_db

@@ -19,9 +19,9 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
-from chatcontext.inspector import assemble_live
 from chatcontext.models import PromptRecord
-from chatcontext.records import store_prompt_record
+from chatcontext.records.inspector import assemble_live
+from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json, load_snapshot_rows
 from personas.models import Persona, Server, ServerMemory, ServerModerator

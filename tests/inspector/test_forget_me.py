@@ -19,9 +19,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
-from chatcontext.records import store_prompt_record
+from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json
+from chatcontext.voice.cache import shared_cache
 from personas import actions
 from personas.models import ApiToken, DiscordUser, ServerMember
 from tests.inspector.conftest import World, example_doc
@@ -245,3 +246,28 @@ def test_migration_recomputes_the_subjects_of_records_stored_under_the_old_rule(
     assert SORA not in record.subject_user_ids and "915530273388740999" not in record.subject_user_ids
     assert set(record.subject_user_ids) == set(forget_world["with_sora"].subject_user_ids)
     assert actions.forget_user(SORA).prompt_records == 0
+
+
+def test_forget_me_also_empties_this_processes_transcript_cache(world: World, django_capture_on_commit_callbacks):
+    """Privacy (BC11-02, forget-me): the process-local map in front of the transcript table
+    (``shared_cache``) stops serving the forgotten user's transcripts; other people's stay cached."""
+    now_ms = int(timezone.now().timestamp() * 1000)
+    others = "991100000000000001"
+    VoiceTranscript.objects.create(
+        message_disc_id=VOICE["id"],
+        attachment_disc_id=VOICE["attachments"][0]["id"],
+        transcript="tomori, do we still have the blue filament from last week",
+        cached_at=timezone.now(),
+    )
+    try:
+        shared_cache.put(others, "someone else's words", "user_stt", now_ms=now_ms)
+        assert set(shared_cache.get_many([VOICE["id"], others], now_ms=now_ms, ttl_minutes=60)) == {VOICE["id"], others}
+
+        with django_capture_on_commit_callbacks(execute=True):
+            result = actions.forget_user(PRIYA)
+
+        assert result.voice_transcripts == 1
+        assert VOICE["id"] not in shared_cache.entries
+        assert set(shared_cache.get_many([VOICE["id"], others], now_ms=now_ms, ttl_minutes=60)) == {others}
+    finally:
+        shared_cache.forget([VOICE["id"], others], [])

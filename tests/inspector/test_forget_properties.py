@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcontext.models import PromptRecord
-from chatcontext.records import subject_user_ids
+from chatcontext.records.store import subject_user_ids
 from personas import actions
 from personas.models import Server
 

@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from chatcontext.inspector import assemble_live, prompt_blocks
 from chatcontext.models import PromptRecord
+from chatcontext.records.inspector import assemble_live, prompt_blocks
 from personas import actions
 from personas.models import DiscordUser, PersonalMemory, PrivacyLevel, Reminder, ServerMember
 from tests.inspector.conftest import A_MARKUP, A_NEW_SERVER_MEMORY, World, example_doc

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.inspector import (
+from chatcontext.records.inspector import (
     exclusion_entries,
     history_entries,
     prompt_blocks,
@@ -16,7 +16,7 @@ from chatcontext.inspector import (
     prompt_lines,
     refs_by_message,
 )
-from chatcontext.records import estimate_tokens
+from chatcontext.records.store import estimate_tokens
 
 TAGS = ["system_instruction_block", "dialogue_history", "knowledge_server_memories", None]
 texts = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)

@@ -27,8 +27,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.db import connections
 
-from botplatform import best_effort
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
+from personas import best_effort
 from tests.bot.conftest import release_worker_connections
 from tests.services import embedded_and_redis, require_redis
 

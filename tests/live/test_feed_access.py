@@ -23,8 +23,8 @@ from django.contrib.auth import get_user_model
 from bot.playground import store
 from bot.playground.live import publish
 from botplatform.asgi import application
-from chatcontext import consumers
-from chatcontext.consumers import FORBIDDEN, group_name
+from chatcontext.records import consumers
+from chatcontext.records.consumers import FORBIDDEN, group_name
 from personas.models import Server, ServerModerator
 from tests.live.conftest import Layer
 from tests.live.test_turn_feed import session_cookie
@@ -60,7 +60,7 @@ def turns_path(server: Server) -> str:
 
 
 async def announce(server: Server) -> None:
-    """A prompt record of the server, as ``chatcontext.consumers.announce_record`` sends it."""
+    """A prompt record of the server, as ``chatcontext.records.consumers.announce_record`` sends it."""
     record = {"id": 1, "server_id": server.pk, "channel_disc_id": "4200"}
     await get_channel_layer().group_send(group_name(server.pk), {"type": "turn.recorded", "record": record})
 

@@ -28,8 +28,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from botplatform.asgi import application
-from chatcontext.consumers import FORBIDDEN
 from chatcontext.models import PromptRecord
+from chatcontext.records.consumers import FORBIDDEN
 from personas.models import Server, ServerModerator
 from tests.live.conftest import Layer
 from tests.paths import EXAMPLE

@@ -17,8 +17,8 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
-from chatcontext.minimise import minimise_snapshot
 from chatcontext.models import PromptRecord
+from chatcontext.snapshot.minimise import minimise_snapshot
 from personas import models as m
 from tests.paths import EXAMPLE_EXPECTED as GOLDEN
 from tests.pipeline.conftest import EXAMPLE, example_doc

@@ -1,7 +1,7 @@
 """The stored snapshot holds what its turn needs to replay, and nothing it could not show (issue 13).
 
 Property over generated channels: a turn assembled against live rows, captured the way the bot
-captures it (``bot.turn_snapshot.capture_snapshot``) and stored (``store_prompt_record``), replays
+captures it (``chatcontext.snapshot.capture.capture_snapshot``) and stored (``store_prompt_record``), replays
 from the stored JSON to the recorded context items exactly, and to the same output document, byte
 for byte, as everything the turn read (``read_snapshot``); yet the stored JSON holds no text of a
 privacy-FULL author or of one the persona blocks, no memory the persona cannot load (another lineage,
@@ -24,17 +24,17 @@ from django.db import transaction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.turn_snapshot import capture_snapshot, read_snapshot
 from chatcontext.config import StageConfig
 from chatcontext.management.commands import minimise_snapshots
 from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.minimise import WITHHELD, minimise_snapshot
 from chatcontext.models import PromptRecord
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records import store_prompt_record
+from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
+from chatcontext.snapshot.minimise import WITHHELD, minimise_snapshot
 from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
 from personas import models as m
 from tests.paths import EXAMPLE

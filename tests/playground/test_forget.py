@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from bot.playground import store
 from bot.playground.models import PlaygroundMessage
 from chatcontext.models import PromptRecord, VoiceTranscript
-from chatcontext.voice_cache import shared_cache
+from chatcontext.voice.cache import shared_cache
 from personas import actions
 from tests.inspector.test_forget_me import traces
 from tests.playground.conftest import JUN, MINA

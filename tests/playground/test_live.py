@@ -16,7 +16,7 @@ from django.contrib.auth.models import AnonymousUser
 from bot.conversation.providers import EchoProvider, OpenAICompatProvider
 from bot.playground.service import playground_runner, post_playground_message
 from botplatform.routing import websocket_urlpatterns
-from chatcontext.consumers import FORBIDDEN
+from chatcontext.records.consumers import FORBIDDEN
 from chatcontext.types import ContextItem, TextPart
 from personas.models import Server, ServerModerator
 from tests.bot.fake_llm import FakeLLMServer

@@ -1,4 +1,4 @@
-"""An uploaded voice message goes through the transcription task (``bot.voice.tasks``) before the
+"""An uploaded voice message goes through the transcription task (``chatcontext.voice.tasks``) before the
 turn, with the real Whisper model, so the persona's prompt holds what was said (BC11-01/02)."""
 
 from __future__ import annotations

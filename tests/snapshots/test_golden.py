@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from chatcontext.config import StageConfig
-from chatcontext.minimise import minimise_snapshot
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_json, validate_snapshot
+from chatcontext.snapshot.minimise import minimise_snapshot
 from tests.paths import EXAMPLES
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
@@ -44,7 +44,7 @@ def test_golden_snapshot_assembles_to_its_expected_output(snapshot: Path) -> Non
 @pytest.mark.django_db(databases=["default", "replay"])
 @pytest.mark.parametrize("snapshot", CASES, ids=lambda p: p.name.removesuffix(".snapshot.json"))
 def test_a_minimised_golden_snapshot_assembles_to_the_same_bytes(snapshot: Path) -> None:
-    """What a stored snapshot leaves out (chatcontext.minimise) changes no byte of any case's output,
+    """What a stored snapshot leaves out (chatcontext.snapshot.minimise) changes no byte of any case's output,
     and minimising twice changes nothing more."""
     doc = load_snapshot_json(snapshot.read_bytes())
     minimised = validate_snapshot(minimise_snapshot(doc))

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from bot.voice.tasks import transcribe_attachment
-from chatcontext.voice_cache import MemoryTranscriptCache, TranscriptCache, shared_cache
+from chatcontext.voice.cache import MemoryTranscriptCache, TranscriptCache, shared_cache
+from chatcontext.voice.tasks import transcribe_attachment
 
 
 class Command(BaseCommand):

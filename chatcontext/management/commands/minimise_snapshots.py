@@ -1,5 +1,5 @@
 """`python manage.py minimise_snapshots [--dry-run]`: bring the snapshots of stored prompt records down
-to what their turn could show (``chatcontext.minimise``), as snapshots are stored since issue 13.
+to what their turn could show (``chatcontext.snapshot.minimise``), as snapshots are stored since issue 13.
 
 Records stored before kept everything their turn read: a privacy-FULL user's words and memories,
 other lineages' memories, a blacklisted user's memories. Each record's snapshot is replaced only when
@@ -17,11 +17,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.config import StageConfig
-from chatcontext.minimise import minimise_snapshot
-from chatcontext.models import PromptRecord
+from chatcontext.records.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import SnapshotError, validate_snapshot
+from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.types import JSONDict
 
 MINIMISED, MINIMAL = "minimised", "already minimal"

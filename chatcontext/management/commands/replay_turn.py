@@ -10,12 +10,12 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.config import StageConfig
-from chatcontext.minimise import minimise_snapshot
-from chatcontext.models import PromptRecord
-from chatcontext.records import store_prompt_record
+from chatcontext.records.models import PromptRecord
+from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, render_text, turn_output
 from chatcontext.snapshot import SnapshotError, load_snapshot_json
+from chatcontext.snapshot.minimise import minimise_snapshot
 from personas.models import Server
 
 EPILOG = """\

@@ -1,11 +1,10 @@
-"""Admin for the chatcontext tables: voice transcripts (here) and prompt records."""
+"""Admin for prompt records: the inspector's pages, scoped to the moderator's servers."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
@@ -14,44 +13,12 @@ from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 
-from chatcontext import inspector
-from chatcontext.models import PromptRecord, VoiceTranscript
+from chatcontext.records import inspector
+from chatcontext.records.models import PromptRecord
 from chatcontext.snapshot import SnapshotError
 from personas.admin_scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
-
-
-@admin.register(VoiceTranscript)
-class VoiceTranscriptAdmin(admin.ModelAdmin):
-    """Speech-to-text cache rows (data-model.md §2.17): readable and deletable, never hand-edited.
-
-    A transcript becomes the message's text in every prompt, so a wrong one is deleted (and
-    transcribed again) rather than rewritten by a moderator.
-    """
-
-    list_display = ["message_disc_id", "source", "text", "cached_at", "is_live"]
-    list_filter = ["source"]
-    search_fields = ["=message_disc_id", "=attachment_disc_id", "transcript"]
-    date_hierarchy = "cached_at"
-    show_full_result_count = False
-    ordering = ["-cached_at"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    @admin.display(description="transcript")
-    def text(self, obj: VoiceTranscript) -> str:
-        return obj.transcript if len(obj.transcript) <= 90 else obj.transcript[:89] + "…"
-
-    @admin.display(description="within TTL", boolean=True)
-    def is_live(self, obj: VoiceTranscript) -> bool:
-        ttl_minutes = settings.TOMORI["VOICE_TRANSCRIPT_CACHE_TTL_MINUTES"]
-        return (timezone.now() - obj.cached_at).total_seconds() <= ttl_minutes * 60
 
 
 def message_url(record: PromptRecord, message_id: str) -> str | None:

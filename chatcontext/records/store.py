@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from chatcontext.models import PromptRecord
+from chatcontext.records.models import PromptRecord
 from chatcontext.serialize import turn_output
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m

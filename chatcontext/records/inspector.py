@@ -24,9 +24,9 @@ from django.db import transaction
 from django.http import JsonResponse
 
 from chatcontext.config import StageConfig
-from chatcontext.models import PromptRecord
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records import estimate_tokens
+from chatcontext.records.models import PromptRecord
+from chatcontext.records.store import estimate_tokens
 from chatcontext.serialize import turn_output
 from chatcontext.snapshot import (
     LoadedSnapshot,

@@ -1,6 +1,6 @@
 """The turn snapshot a bot turn is stored with (turn-snapshot.md): what the pipeline read from
 Discord (through the transport) and the rows it could read, in the replay format, minimised to what
-the turn could show (``chatcontext.minimise``: no privacy-FULL user's words, no memory the persona
+the turn could show (``chatcontext.snapshot.minimise``: no privacy-FULL user's words, no memory the persona
 cannot load).
 
 ``python manage.py replay_turn`` on an exported record rebuilds the same prompt offline. Reads are
@@ -17,11 +17,10 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
-from chatcontext import snapshot as snapshot_format
-from chatcontext.minimise import minimise_snapshot
-from chatcontext.models import VoiceTranscript
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.snapshot import validation as snapshot_format
+from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.types import (
     Attachment,
     Author,
@@ -35,6 +34,7 @@ from chatcontext.types import (
     PersonaInfo,
     ReactionEmoji,
 )
+from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from bot.voice.transcribe import FailureReason, TranscriptionFailed
+from chatcontext.voice.transcribe import FailureReason, TranscriptionFailed
 
 # Discord's largest upload for non-boosted servers; voice messages are far smaller.
 DEFAULT_MAX_BYTES = 25 * 1024 * 1024

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from chatcontext.consumers import announce_record
-from chatcontext.models import PromptRecord
+from chatcontext.records.consumers import announce_record
+from chatcontext.records.models import PromptRecord
 
 
 @receiver(post_save, sender=PromptRecord, dispatch_uid="announce_prompt_record")

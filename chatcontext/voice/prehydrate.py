@@ -13,7 +13,7 @@ from typing import Protocol
 
 from chatcontext.simplify.media import is_audio_attachment
 from chatcontext.types import Attachment, DiscordMessage
-from chatcontext.voice_cache import CachedTranscript, TranscriptCache
+from chatcontext.voice.cache import CachedTranscript, TranscriptCache
 
 logger = logging.getLogger(__name__)
 

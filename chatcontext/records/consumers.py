@@ -26,8 +26,8 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from botplatform.best_effort import send_to_group
 from personas.access import access_group, user_sees_server
+from personas.best_effort import send_to_group
 
 FORBIDDEN = 4403
 ACCESS_RECHECK_SECONDS = 5.0
@@ -55,7 +55,7 @@ def record_summary(record: Any) -> dict[str, Any]:
 
 
 def announce_record(record: Any) -> None:
-    """Best-effort (botplatform.best_effort): with the channel layer down the record stays stored."""
+    """Best-effort (personas.best_effort): with the channel layer down the record stays stored."""
     async_to_sync(send_to_group)(
         group_name(record.server_id), {"type": "turn.recorded", "record": record_summary(record)}
     )

@@ -1,6 +1,6 @@
 """``transcribe_voice_attachment``: a voice message's first audio attachment → the transcript cache.
 
-The transcript lands in ``chatcontext.voice_cache.shared_cache`` (the ``VoiceTranscript`` table behind
+The transcript lands in ``chatcontext.voice.cache.shared_cache`` (the ``VoiceTranscript`` table behind
 a process-local map) with source ``user_stt``, which is what the Build Context stage reads (BC11-01,
 BC11-02; data-model.md §2.17). Callers decide *whether* to transcribe: bot authors, webhooks and
 blocked authors (BC11-03) are filtered before enqueueing.
@@ -22,9 +22,9 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from bot.voice.fetch import DEFAULT_MAX_BYTES, fetch_audio
-from bot.voice.transcribe import FailureReason, TranscriptionFailed, WhisperTranscriber, default_transcriber
-from chatcontext.voice_cache import TranscriptCache, shared_cache
+from chatcontext.voice.cache import TranscriptCache, shared_cache
+from chatcontext.voice.fetch import DEFAULT_MAX_BYTES, fetch_audio
+from chatcontext.voice.transcribe import FailureReason, TranscriptionFailed, WhisperTranscriber, default_transcriber
 
 logger = logging.getLogger(__name__)
 

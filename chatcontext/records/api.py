@@ -9,7 +9,9 @@ from django.shortcuts import get_object_or_404
 from ninja import FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
-from botplatform.api_common import (
+from chatcontext.records.inspector import snapshot_download
+from chatcontext.records.models import PromptRecord
+from personas.api_common import (
     AUTH_ERRORS,
     READ_ERRORS,
     BoundedPagination,
@@ -19,8 +21,6 @@ from botplatform.api_common import (
     RowId,
     principal,
 )
-from chatcontext.inspector import snapshot_download
-from chatcontext.models import PromptRecord
 
 router = Router(tags=["prompt records"])
 

@@ -8,13 +8,14 @@ than the TTL are absent and evicted on read (BC11-02); writes overwrite.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from django.db import transaction
 
-from chatcontext.models import VoiceTranscript
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.voice.models import VoiceTranscript
 
 Source = Literal["user_stt", "tts"]
 
@@ -43,6 +44,8 @@ class TranscriptCache(Protocol):
 class MemoryTranscriptCache:
     def __init__(self) -> None:
         self.entries: dict[str, CachedTranscript] = {}
+        # message id → the attachment its transcript came from, so forget-me finds it by either id
+        self.attachment_ids: dict[str, str] = {}
 
     def get_many(self, message_ids: list[str], *, now_ms: int, ttl_minutes: int) -> dict[str, CachedTranscript]:
         found: dict[str, CachedTranscript] = {}
@@ -52,6 +55,7 @@ class MemoryTranscriptCache:
                 continue
             if is_expired(entry, now_ms, ttl_minutes):
                 del self.entries[mid]
+                self.attachment_ids.pop(mid, None)
             else:
                 found[mid] = entry
         return found
@@ -61,7 +65,16 @@ class MemoryTranscriptCache:
     ) -> CachedTranscript:
         entry = CachedTranscript(transcript, source, now_ms)
         self.entries[message_id] = entry
+        self.attachment_ids[message_id] = attachment_id
         return entry
+
+    def forget(self, message_ids: Iterable[str], attachment_ids: Iterable[str]) -> None:
+        """Drop the entries of these messages or attachments (forget-me deleted their rows)."""
+        attachments = set(attachment_ids)
+        gone = set(message_ids) | {mid for mid, aid in self.attachment_ids.items() if aid and aid in attachments}
+        for mid in gone:
+            self.entries.pop(mid, None)
+            self.attachment_ids.pop(mid, None)
 
 
 class DatabaseTranscriptCache(MemoryTranscriptCache):
@@ -75,6 +88,7 @@ class DatabaseTranscriptCache(MemoryTranscriptCache):
                 self.entries[row.message_disc_id] = CachedTranscript(
                     row.transcript, source, datetime_to_ms(row.cached_at)
                 )
+                self.attachment_ids[row.message_disc_id] = row.attachment_disc_id
         expired = [
             mid for mid in message_ids if mid in self.entries and is_expired(self.entries[mid], now_ms, ttl_minutes)
         ]

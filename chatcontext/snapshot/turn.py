@@ -1,0 +1,158 @@
+"""The ``ChatTurn``, in-memory transport and preloaded transcript cache of a loaded snapshot, read back
+through the normal loaders so they are exactly what the bot would have built from the same rows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chatcontext import repository
+from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.snapshot.load import LoadedSnapshot
+from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
+from chatcontext.snapshot.validation import doc_items
+from chatcontext.triggerer import triggerer_naming
+from chatcontext.types import (
+    Author,
+    ChatIncoming,
+    ChatTurn,
+    DiscordMessage,
+    LockedTurn,
+    MemberInfo,
+    PersonaInfo,
+    ReminderData,
+)
+from chatcontext.voice.cache import MemoryTranscriptCache
+
+
+def bot_author(doc: Mapping[str, Any]) -> Author:
+    bot = doc["bot_user"]
+    return Author(id=bot["id"], username=bot["username"], global_name=bot.get("global_name"), bot=True)
+
+
+def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[str, PersonaInfo]:
+    """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
+    (webhooks are per channel, so the database keeps none)."""
+    by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
+    return {
+        p["key"]: replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        for p in doc_items(doc, "personas")
+    }
+
+
+def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:
+    turn = doc["turn"]
+    reminder = turn.get("reminder")
+    self_reminder = bool(reminder) and reminder["user_disc_id"] == doc["bot_user"]["id"]
+    impersonated = turn.get("impersonated_user_disc_id")
+    manual = turn.get("manual_prefill") is not None or turn.get("manual_directive") is not None
+    return ChatIncoming(
+        message=trigger,
+        is_from_queue=bool(turn.get("is_from_queue")),
+        # A manual prefill or directive only comes from a manual trigger (BC8-06).
+        is_manually_triggered=True if manual else None,
+        force_reason=True if turn.get("reasoning_directive") else None,
+        reasoning_query=turn.get("reasoning_directive"),
+        is_stop_response=bool(turn.get("is_stop_response")),
+        reminder_recipient_id=None if not reminder or self_reminder else reminder["user_disc_id"],
+        reminder_data=(
+            ReminderData(reminder_purpose=reminder["purpose"], self_reminder=self_reminder) if reminder else None
+        ),
+        is_user_impersonation=impersonated is not None,
+        impersonated_user_id=impersonated,
+        manual_system_prompt=turn.get("manual_directive"),
+        manual_prefill=turn.get("manual_prefill"),
+    )
+
+
+def snapshot_chat_turn(
+    doc: Mapping[str, Any],
+    loaded: LoadedSnapshot,
+    messages: Sequence[DiscordMessage],
+    members: Sequence[MemberInfo],
+) -> ChatTurn:
+    """The ``ChatTurn`` the snapshot describes, read back through the normal loaders so it is
+    exactly what the bot would have built from the same rows."""
+    turn_doc = doc["turn"]
+    server = repository.load_server(doc["server"]["disc_id"])
+    if server is None:  # load_snapshot_rows was not run in this transaction
+        raise RuntimeError("snapshot rows are not loaded")
+    personas = snapshot_personas(doc, loaded)
+    persona = personas[turn_doc["persona_key"]]
+    co_responders = [personas[k] for k in turn_doc.get("co_responder_keys") or [] if k != turn_doc["persona_key"]]
+    trigger = next(msg for msg in messages if msg.id == turn_doc["trigger_message_id"])
+    author_id = trigger.author.id
+    row = repository.load_user_rows([author_id]).get(author_id)
+    blacklisted = author_id in repository.load_blacklisted(server.server_id, [author_id])
+    member = next((mem for mem in members if mem.user_disc_id == author_id), None)
+    name = triggerer_naming(server, persona, row, member, trigger.author, blacklisted=blacklisted)
+    responders = [persona, *co_responders]
+    locked = LockedTurn(
+        incoming=_incoming(doc, trigger),
+        channel_id=doc["channel"]["id"],
+        locked_at_ms=doc["now_ms"],
+        triggered_persona_ids=tuple(p.persona_id for p in responders if p.persona_id is not None),
+    )
+    bot = bot_author(doc)
+    return ChatTurn(
+        locked_turn=locked,
+        persona=persona,
+        all_personas=tuple(personas.values()),
+        server=server,
+        channel_name=doc["channel"]["name"],
+        bot_user=bot,
+        now_ms=doc["now_ms"],
+        user_row=row,
+        main_persona=next((p for p in personas.values() if not p.is_alter), None),
+        persona_index=0,
+        total_personas=len(responders),
+        channel_description=doc["channel"].get("topic"),
+        triggerer_name=name.nickname,
+        triggerer_formatted_name=name.formatted,
+        triggerer_address_term=name.address_term,
+        is_self_message=author_id == bot.id,
+    )
+
+
+def snapshot_transport(
+    doc: Mapping[str, Any], messages: Sequence[DiscordMessage], members: Sequence[MemberInfo]
+) -> InMemoryTransport:
+    """The channel as the snapshot froze it: its messages, members, the users it knows (for
+    reactor and author names), its one channel and the members' roles. DMs have no guild."""
+    users: dict[str, Author] = {}
+    for u in doc_items(doc, "users"):
+        users.setdefault(
+            u["disc_id"], Author(id=u["disc_id"], username=u.get("username") or "", global_name=u.get("global_name"))
+        )
+    for msg in messages:
+        users.setdefault(msg.author.id, msg.author)
+    users.setdefault(doc["bot_user"]["id"], bot_author(doc))
+    roles = {r.id: r.name for mem in members for r in mem.roles}
+    return InMemoryTransport(
+        messages,
+        members=members,
+        users=users.values(),
+        channels={doc["channel"]["id"]: doc["channel"]["name"]},
+        roles=roles,
+        guild_available=not doc["server"].get("is_dm"),
+    )
+
+
+@dataclass(frozen=True)
+class SnapshotTurn:
+    """What ``build_turn_context`` needs to assemble the turn a loaded snapshot describes."""
+
+    turn: ChatTurn
+    transport: InMemoryTransport
+    transcripts: MemoryTranscriptCache
+
+
+def snapshot_turn(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> SnapshotTurn:
+    """The turn, channel and voice transcripts of ``doc``, whose rows ``loaded`` describes."""
+    messages, members = parse_messages(doc), parse_members(doc)
+    return SnapshotTurn(
+        snapshot_chat_turn(doc, loaded, messages, members),
+        snapshot_transport(doc, messages, members),
+        transcript_cache(doc),
+    )
