@@ -19,6 +19,7 @@ from discord.ext import commands
 from django.conf import settings
 
 from bot.conversation.db import closing_stale_connections
+from bot.conversation.media import HttpImageFetcher, ImageFetcher
 from bot.conversation.planner import TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
@@ -61,8 +62,10 @@ class PlatformBotMixin(_BotBase):
         provider_factory: ProviderFactory = build_provider,
         webhooks: WebhookRegistry | None = None,
         transcripts: TranscriptCache = shared_cache,
+        image_fetcher: ImageFetcher | None = None,
         **kwargs: Any,
     ) -> None:
+        """``image_fetcher``: where a vision model's images are read (default: Discord's CDN)."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=platform_intents(presences=presences),
@@ -78,6 +81,7 @@ class PlatformBotMixin(_BotBase):
             provider_factory=provider_factory,
             transcripts=transcripts,
             clock=self.clock,
+            image_fetcher=image_fetcher or HttpImageFetcher(),
         )
         self.planner: TurnPlanner[TurnJob[Delivery]] = TurnPlanner(self.runner.run, self.clock)
 

@@ -13,12 +13,14 @@ from discord.ext.test import backend
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from bot.conversation.media import HttpImageFetcher
 from bot.conversation.providers import ProviderConfig, build_provider
 from bot.discord.client import UnshardedTomoriBot
 from chatcontext.types import ContextItem
 from chatcontext.voice_cache import MemoryTranscriptCache
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.fakes import BotHarness, FakeWebhookRegistry, RecordingProvider
+from tests.bot.image_server import ImageServer
 
 
 @pytest.fixture
@@ -67,6 +69,8 @@ async def harness(request, transactional_db, newest_first_history, offline_llm):
         provider_factory=provider_factory,
         webhooks=webhooks,
         transcripts=MemoryTranscriptCache(),
+        # The tests' "CDN" is a local server (tests/bot/image_server.py); nothing reaches the internet.
+        image_fetcher=HttpImageFetcher(allow=lambda url: url.startswith("http://127.0.0.1:")),
     )
     dpytest.configure(bot, members=["ann", "bob", "rei"])
     # After configure: it swaps in dpytest's connection state, whose event loop must be set too.
@@ -89,3 +93,11 @@ def release_worker_connections() -> None:
     for connection in connections.all(initialized_only=True):
         if connection.vendor == "sqlite" and connection.is_in_memory_db():
             BaseDatabaseWrapper.close(connection)
+
+
+@pytest.fixture
+async def image_server():
+    server = ImageServer()
+    await server.start()
+    yield server
+    await server.stop()
