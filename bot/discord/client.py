@@ -25,6 +25,7 @@ from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
+from bot.discord.streaming import Pacing
 from chatcontext.voice_cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class PlatformBotMixin(_BotBase):
         self.sync_commands = sync_commands
         self.clock = wall_clock_ms
         self.webhooks = webhooks or WebhookRegistry()
+        self.pacing = Pacing()  # how streamed replies are paced (tests give it their own clock)
         self.runner = TurnRunner(
             db=closing_stale_connections,
             provider_factory=provider_factory,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import discord
 import discord.ext.test as dpytest
 import pytest
 from asgiref.sync import sync_to_async
@@ -54,7 +55,24 @@ def offline_llm(settings):
 
 
 @pytest.fixture
-async def harness(request, transactional_db, newest_first_history, offline_llm):
+def edits_in_place(monkeypatch):
+    """Discord shows an edit on the message itself; dpytest's ``Message.edit`` answers with a new
+    object and leaves the one in its sent queue (its state's cached message) as it was posted. That
+    one follows the edit here."""
+    original = discord.Message.edit
+
+    async def edit(self: discord.Message, **fields: Any) -> discord.Message:
+        edited = await original(self, **fields)
+        for message in (self, backend.get_state()._get_message(self.id)):
+            if message is not None:
+                message.content = edited.content
+        return edited
+
+    monkeypatch.setattr(discord.Message, "edit", edit)
+
+
+@pytest.fixture
+async def harness(request, transactional_db, newest_first_history, offline_llm, edits_in_place):
     """The bot under dpytest; ``@pytest.mark.parametrize("harness", [{...}], indirect=True)`` passes
     constructor options (e.g. ``presences``)."""
     prompts: list[Sequence[ContextItem]] = []
