@@ -195,6 +195,10 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
         },
     ),
     ("Channels", {"fields": ["rp_channel_ids", "private_channel_ids"]}),
+    (
+        "Images and streaming",
+        {"fields": ["model_accepts_images", "max_images_per_turn", "max_image_bytes", "stream_replies"]},
+    ),
 ]
 PROVIDER_FIELDSET_TITLE = "Model provider (empty = platform default from the environment)"
 # Moderators choose the kind and, among the endpoints the operator approved, where the prompt goes.

@@ -7,8 +7,10 @@ trigger (``bot.conversation.admission.admit_message``), plans it on a ``TurnPlan
 
 1. **context**: the persona's ``ChatTurn`` (``build_chat_turn``) and ``build_turn_context`` over a
    fresh transport of the outlet's channel;
-2. **generate**: the server's provider writes the reply of record while the outlet shows the persona
-   composing (Discord's typing indicator; the playground streams the pieces to its page);
+2. **generate**: the images the server's model may see join the prompt (``bot.conversation.media``:
+   fetched by the runner's ``ImageFetcher``), then the server's provider writes the reply of record
+   while the outlet shows the persona composing (the typing indicator, and the reply growing as it
+   is written unless the server turned streaming off);
 3. **deliver**: the outlet posts the reply or, when none came, tells the channel so;
 4. **record**: the prompt record with its turn snapshot, whatever 2 and 3 did.
 
@@ -24,13 +26,14 @@ carry counts and failure kinds only, never message text, names or ids.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
+from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.conversation.state import AuthorState, ServerState
@@ -44,6 +47,7 @@ from chatcontext.types import (
     ChatIncoming,
     ChatTurn,
     ChatTurnContext,
+    ContextItem,
     DiscordMessage,
     LockedTurn,
     MemberInfo,
@@ -198,12 +202,15 @@ class TurnRunner:
         transcripts: TranscriptCache,
         clock: Clock,
         stream: bool = True,
+        image_fetcher: ImageFetcher | None = None,
     ) -> None:
+        """``image_fetcher`` reads the images a vision model is sent (None: the surface sends none)."""
         self.db = db
         self.provider_factory = provider_factory
         self.transcripts = transcripts
         self.clock = clock
         self.stream = stream
+        self.image_fetcher = image_fetcher
 
     async def run(self, job: TurnJob[R]) -> list[TurnResult[R]]:
         """Every persona of the locked turn in plan order; each re-reads the channel (BC1-02), so a
@@ -229,7 +236,8 @@ class TurnRunner:
             return None
 
         provider = self.provider_factory(job.server.provider, persona.persona_nickname)
-        result, error = await self._generate(provider, ctx, outlet, persona)
+        prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
+        result, error = await self._generate(provider, prompt.items, outlet, persona, live=job.server.stream_replies)
         # The reply of record. What the persona does besides replying (tool calls) belongs here,
         # between generating and delivering (module docstring).
         reply_text = result.text.strip() if result else ""
@@ -258,17 +266,19 @@ class TurnRunner:
             error=error,
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
+            images=prompt.record,
         )
         return TurnResult(record, reply)
 
     async def _generate(
-        self, provider: Provider, ctx: ChatTurnContext, outlet: Outlet[R], persona: PersonaInfo
+        self, provider: Provider, items: Sequence[ContextItem], outlet: Outlet[R], persona: PersonaInfo, *, live: bool
     ) -> tuple[GenerationResult | None, str]:
+        """``live``: the server shows the reply while it is written (its stream-replies setting)."""
         async with outlet.composing(persona) as on_delta:
             try:
-                if on_delta is None:  # a surface that shows no partial reply hands the provider no sink
-                    return await provider.generate(ctx.context_items, stream=self.stream), ""
-                return await provider.generate(ctx.context_items, stream=self.stream, on_delta=on_delta), ""
+                if on_delta is None or not live:  # nothing shows a partial reply: the provider gets no sink
+                    return await provider.generate(items, stream=self.stream), ""
+                return await provider.generate(items, stream=self.stream, on_delta=on_delta), ""
             except ProviderError as exc:
                 return None, str(exc)
 

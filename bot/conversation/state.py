@@ -8,8 +8,9 @@ query per kind of row, whatever the number of personas.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bot.conversation.media import ImagePolicy
 from bot.conversation.providers import ProviderConfig, provider_config
 from chatcontext import repository
 from chatcontext.config import StageConfig
@@ -22,11 +23,14 @@ from personas import models as m
 
 @dataclass(frozen=True)
 class ServerState:
-    """One server as the bot routes it: settings, personas (single-owner triggers) and provider."""
+    """One server as the bot routes it: settings, personas (single-owner triggers), provider, what
+    its model may be shown (images) and whether its replies stream."""
 
     config: ServerConfig
     personas: tuple[PersonaInfo, ...]
     provider: ProviderConfig
+    images: ImagePolicy = field(default_factory=ImagePolicy)
+    stream_replies: bool = True
 
     @property
     def server_id(self) -> int:
@@ -66,6 +70,8 @@ def load_server_state(
         config=repository.server_config(server),
         personas=tuple(repository.load_personas(server.server_id)),
         provider=provider_config(server.settings),
+        images=ImagePolicy.of(server.settings),
+        stream_replies=server.settings.stream_replies,
     )
 
 

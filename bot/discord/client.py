@@ -19,11 +19,13 @@ from discord.ext import commands
 from django.conf import settings
 
 from bot.conversation.db import closing_stale_connections
+from bot.conversation.media import HttpImageFetcher, ImageFetcher
 from bot.conversation.planner import TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
+from bot.discord.streaming import Pacing
 from chatcontext.voice.cache import TranscriptCache, shared_cache
 
 logger = logging.getLogger(__name__)
@@ -61,8 +63,10 @@ class PlatformBotMixin(_BotBase):
         provider_factory: ProviderFactory = build_provider,
         webhooks: WebhookRegistry | None = None,
         transcripts: TranscriptCache = shared_cache,
+        image_fetcher: ImageFetcher | None = None,
         **kwargs: Any,
     ) -> None:
+        """``image_fetcher``: where a vision model's images are read (default: Discord's CDN)."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=platform_intents(presences=presences),
@@ -73,11 +77,13 @@ class PlatformBotMixin(_BotBase):
         self.sync_commands = sync_commands
         self.clock = wall_clock_ms
         self.webhooks = webhooks or WebhookRegistry()
+        self.pacing = Pacing()  # how streamed replies are paced (tests give it their own clock)
         self.runner = TurnRunner(
             db=closing_stale_connections,
             provider_factory=provider_factory,
             transcripts=transcripts,
             clock=self.clock,
+            image_fetcher=image_fetcher or HttpImageFetcher(),
         )
         self.planner: TurnPlanner[TurnJob[Delivery]] = TurnPlanner(self.runner.run, self.clock)
 

@@ -3,14 +3,16 @@
 ``split_message`` is pure: it cuts a reply into Discord-sized messages without breaking words or
 code blocks (an open fence is closed at the end of a piece and reopened, with its language, at the
 start of the next). The main persona replies natively to the trigger message; alters speak through
-the platform's channel webhook under their own name and avatar. discord.py applies Discord's rate
-limits to both paths.
+the platform's channel webhook under their own name and avatar (a ``Speaker`` each, which also
+edits and deletes its posts for a streamed reply). discord.py applies Discord's rate limits to both
+paths.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import discord
 
@@ -149,43 +151,86 @@ class Delivery:
     via_webhook: bool
 
 
-def _reply_notice_embed(trigger: discord.Message, locale: str | None) -> discord.Embed:
-    name = trigger.author.display_name
-    embed = discord.Embed(description=localized(REPLY_NOTICES, locale).format(name=name), url=trigger.jump_url)
-    embed.set_footer(text=REPLY_CONTEXT_TOKEN)
-    return embed
+class Speaker(Protocol):
+    """Where a persona's pieces go, as posts that can later be edited or deleted (streaming,
+    ``bot.discord.streaming``); discord.py applies the rate limits of each call."""
+
+    via_webhook: bool
+
+    def pieces(self, text: str) -> list[str]:
+        """``text`` as the Discord messages this speaker posts."""
+
+    async def send(self, index: int, content: str, *, embed: discord.Embed | None = None) -> discord.Message: ...
+
+    async def edit(self, message: discord.Message, content: str, *, embed: discord.Embed | None = None) -> None: ...
+
+    async def delete(self, message: discord.Message) -> None: ...
 
 
-async def _send_native(trigger: discord.Message, pieces: list[str]) -> Delivery:
-    sent = [await trigger.reply(pieces[0], allowed_mentions=SAFE_MENTIONS)]
-    for piece in pieces[1:]:
-        sent.append(await trigger.channel.send(piece, allowed_mentions=SAFE_MENTIONS))
-    return Delivery([str(m.id) for m in sent], via_webhook=False)
+@dataclass
+class NativeSpeaker:
+    """The bot account: the first piece replies to ``reply_to`` (a plain post when None), the rest are
+    posts; ``prefix`` names an alter that speaks natively."""
+
+    channel: discord.abc.Messageable
+    reply_to: discord.Message | None = None
+    prefix: str = ""
+    via_webhook: bool = False
+
+    def pieces(self, text: str) -> list[str]:
+        return split_message(self.prefix + text) if text.strip() else []
+
+    async def send(self, index: int, content: str, *, embed: discord.Embed | None = None) -> discord.Message:
+        if index == 0 and self.reply_to is not None:
+            return await self.reply_to.reply(content, allowed_mentions=SAFE_MENTIONS)
+        return await self.channel.send(content, allowed_mentions=SAFE_MENTIONS)
+
+    async def edit(self, message: discord.Message, content: str, *, embed: discord.Embed | None = None) -> None:
+        await message.edit(content=content, allowed_mentions=SAFE_MENTIONS)
+
+    async def delete(self, message: discord.Message) -> None:
+        await message.delete()
 
 
-async def _send_webhook(
-    hook: discord.Webhook,
-    channel: discord.abc.Messageable,
-    persona: PersonaInfo,
-    pieces: list[str],
-    *,
-    first_embed: discord.Embed | None = None,
-) -> Delivery:
-    thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
-    ids: list[str] = []
-    for index, piece in enumerate(pieces):
-        embed = first_embed if index == 0 and first_embed is not None else discord.utils.MISSING
-        message = await hook.send(
-            piece,
-            username=persona.persona_nickname,
-            avatar_url=persona.webhook_avatar_url or discord.utils.MISSING,
-            embed=embed,
+@dataclass
+class WebhookSpeaker:
+    """An alter through the channel webhook, under its own name and avatar; its posts are edited and
+    deleted through the webhook's own endpoints."""
+
+    hook: discord.Webhook
+    channel: discord.abc.Messageable
+    persona: PersonaInfo
+    via_webhook: bool = True
+
+    @property
+    def _thread(self) -> Any:
+        return self.channel if isinstance(self.channel, discord.Thread) else discord.utils.MISSING
+
+    def pieces(self, text: str) -> list[str]:
+        return split_message(text)
+
+    async def send(self, index: int, content: str, *, embed: discord.Embed | None = None) -> discord.Message:
+        return await self.hook.send(
+            content,
+            username=self.persona.persona_nickname,
+            avatar_url=self.persona.webhook_avatar_url or discord.utils.MISSING,
+            embed=embed if embed is not None else discord.utils.MISSING,
             allowed_mentions=SAFE_MENTIONS,
-            thread=thread,
+            thread=self._thread,
             wait=True,
         )
-        ids.append(str(message.id))
-    return Delivery(ids, via_webhook=True)
+
+    async def edit(self, message: discord.Message, content: str, *, embed: discord.Embed | None = None) -> None:
+        await self.hook.edit_message(
+            message.id,
+            content=content,
+            embed=embed if embed is not None else discord.utils.MISSING,
+            allowed_mentions=SAFE_MENTIONS,
+            thread=self._thread,
+        )
+
+    async def delete(self, message: discord.Message) -> None:
+        await self.hook.delete_message(message.id, thread=self._thread)
 
 
 async def _alter_webhook(webhooks: WebhookRegistry, channel: discord.abc.Messageable) -> discord.Webhook | None:
@@ -198,8 +243,40 @@ async def _alter_webhook(webhooks: WebhookRegistry, channel: discord.abc.Message
         return None
 
 
-def _named(persona: PersonaInfo, text: str) -> list[str]:
-    return split_message(f"**{persona.persona_nickname}**: {text}")
+async def persona_speaker(
+    channel: discord.abc.Messageable,
+    persona: PersonaInfo,
+    *,
+    webhooks: WebhookRegistry,
+    reply_to: discord.Message | None = None,
+) -> Speaker:
+    """How ``persona`` speaks in ``channel``: natively for the main persona (replying to ``reply_to``),
+    through the channel webhook for alters."""
+    if persona.is_alter:
+        hook = await _alter_webhook(webhooks, channel)
+        if hook is not None:
+            return WebhookSpeaker(hook, channel, persona)
+        return NativeSpeaker(channel, reply_to, prefix=f"**{persona.persona_nickname}**: ")
+    return NativeSpeaker(channel, reply_to)
+
+
+def reply_notice_embed(
+    speaker: Speaker, trigger: discord.Message, reply_notice: ReplyNoticeState | None, locale: str | None
+) -> discord.Embed | None:
+    """BC9-04: a queued turn carries reply_notice_state; webhooks cannot reply natively, so their
+    first piece carries the "Replying to…" notice instead (marked attempted here, sent by the caller)."""
+    if reply_notice is None or not speaker.via_webhook:
+        return None
+    reply_notice.attempted = True
+    name = trigger.author.display_name
+    embed = discord.Embed(description=localized(REPLY_NOTICES, locale).format(name=name), url=trigger.jump_url)
+    embed.set_footer(text=REPLY_CONTEXT_TOKEN)
+    return embed
+
+
+async def post_pieces(speaker: Speaker, pieces: list[str], *, first_embed: discord.Embed | None = None) -> Delivery:
+    sent = [await speaker.send(i, piece, embed=first_embed if i == 0 else None) for i, piece in enumerate(pieces)]
+    return Delivery([str(message.id) for message in sent], via_webhook=speaker.via_webhook)
 
 
 async def deliver_reply(
@@ -213,37 +290,24 @@ async def deliver_reply(
 ) -> Delivery:
     """Send ``text`` as ``persona`` in answer to ``trigger``: a native reply for the main persona,
     the channel webhook for alters."""
-    pieces = split_message(text)
-    if not pieces:
+    if not text.strip():
         return Delivery([], via_webhook=False)
-    if persona.is_alter:
-        hook = await _alter_webhook(webhooks, trigger.channel)
-        if hook is not None:
-            # BC9-04: a queued turn carries reply_notice_state; webhooks cannot reply natively, so
-            # the first piece carries the "Replying to…" notice instead.
-            embed = _reply_notice_embed(trigger, locale) if reply_notice is not None else None
-            if reply_notice is not None:
-                reply_notice.attempted = True
-            delivery = await _send_webhook(hook, trigger.channel, persona, pieces, first_embed=embed)
-            if reply_notice is not None:
-                reply_notice.sent = True
-            return delivery
-        pieces = _named(persona, text)
-    return await _send_native(trigger, pieces)
+    speaker = await persona_speaker(trigger.channel, persona, webhooks=webhooks, reply_to=trigger)
+    embed = reply_notice_embed(speaker, trigger, reply_notice, locale)
+    delivery = await post_pieces(speaker, speaker.pieces(text), first_embed=embed)
+    if embed is not None and reply_notice is not None:
+        reply_notice.sent = True
+    return delivery
 
 
 async def send_as_persona(
     channel: discord.abc.Messageable, persona: PersonaInfo, text: str, *, webhooks: WebhookRegistry
 ) -> Delivery:
     """Post ``text`` as ``persona`` without replying to anything (reminders)."""
-    pieces = split_message(text)
-    if persona.is_alter and pieces:
-        hook = await _alter_webhook(webhooks, channel)
-        if hook is not None:
-            return await _send_webhook(hook, channel, persona, pieces)
-        pieces = _named(persona, text)
-    sent = [await channel.send(piece, allowed_mentions=SAFE_MENTIONS) for piece in pieces]
-    return Delivery([str(m.id) for m in sent], via_webhook=False)
+    if not text.strip():
+        return Delivery([], via_webhook=False)
+    speaker = await persona_speaker(channel, persona, webhooks=webhooks)
+    return await post_pieces(speaker, speaker.pieces(text))
 
 
 async def send_error_notice(trigger: discord.Message, locale: str | None) -> None:

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import discord
 from channels.db import database_sync_to_async
 
 from bot.conversation.admission import Admission
+from bot.conversation.providers import DeltaSink
 from bot.conversation.runner import DeliveryRefused, TurnJob
 from bot.conversation.state import ServerState, load_server_state
-from bot.discord.delivery import Delivery, WebhookRegistry, deliver_reply, send_error_notice
+from bot.discord.delivery import (
+    Delivery,
+    WebhookRegistry,
+    deliver_reply,
+    persona_speaker,
+    reply_notice_embed,
+    send_error_notice,
+)
+from bot.discord.streaming import LiveReply, Pacing
 from bot.discord.transport import DiscordTransport, to_author, to_member_info
 from chatcontext.types import Author, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
 
@@ -86,7 +95,7 @@ class DiscordOutlet:
         return DiscordTransport(self.client, self.channel, self.anchor)
 
     @contextlib.asynccontextmanager
-    async def composing(self, persona: PersonaInfo) -> AsyncIterator[None]:
+    async def composing(self, persona: PersonaInfo) -> AsyncIterator[DeltaSink | None]:
         async with contextlib.AsyncExitStack() as stack:
             # The typing indicator is a courtesy: a channel that refuses it still gets the reply.
             with contextlib.suppress(discord.HTTPException):
@@ -96,26 +105,58 @@ class DiscordOutlet:
 
 @dataclass(frozen=True)
 class ReplyToTrigger(DiscordOutlet):
-    """A message turn answers its trigger (native reply, or the alter's webhook)."""
+    """A message turn answers its trigger (native reply, or the alter's webhook), streamed while it is
+    written (``bot.discord.streaming``) unless the server turned streaming off."""
 
     anchor: discord.Message
+    pacing: Pacing = field(default_factory=Pacing)
+    # Each persona's reply as far as it was shown, from composing to delivery or failure.
+    _live: dict[int | None, LiveReply] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
-    def answering(cls, client: discord.Client, webhooks: WebhookRegistry, trigger: discord.Message) -> ReplyToTrigger:
-        return cls(client, webhooks, trigger.channel, trigger)
+    def answering(
+        cls, client: discord.Client, webhooks: WebhookRegistry, trigger: discord.Message, *, pacing: Pacing
+    ) -> ReplyToTrigger:
+        return cls(client, webhooks, trigger.channel, trigger, pacing)
+
+    @contextlib.asynccontextmanager
+    async def composing(self, persona: PersonaInfo) -> AsyncIterator[DeltaSink]:
+        async with contextlib.AsyncExitStack() as typing:
+            # The typing indicator is a courtesy: a channel that refuses it still gets the reply.
+            with contextlib.suppress(discord.HTTPException):
+                await typing.enter_async_context(self.channel.typing())
+
+            async def speaker_for() -> Any:
+                return await persona_speaker(self.channel, persona, webhooks=self.webhooks, reply_to=self.anchor)
+
+            # Typing shows while nothing is visible: the first streamed message ends it.
+            live = LiveReply(speaker_for, self.pacing, on_visible=typing.aclose)
+            self._live[persona.persona_id] = live
+            yield live.add
 
     async def deliver(
         self, persona: PersonaInfo, text: str, *, reply_notice: ReplyNoticeState | None, locale: str
     ) -> Delivery:
+        live = self._live.pop(persona.persona_id, None)
         try:
-            return await deliver_reply(
-                self.anchor, persona, text, webhooks=self.webhooks, reply_notice=reply_notice, locale=locale
-            )
+            if live is None or not live.visible:  # nothing shown yet: posted once, complete
+                return await deliver_reply(
+                    self.anchor, persona, text, webhooks=self.webhooks, reply_notice=reply_notice, locale=locale
+                )
+            embed = reply_notice_embed(live.speaker, self.anchor, reply_notice, locale)
+            delivery = await live.finish(text, first_embed=embed)
+            if embed is not None and reply_notice is not None:
+                reply_notice.sent = True
+            return delivery
         except discord.HTTPException as exc:
             raise refused(exc) from exc
 
     async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
+        """One notice: what was streamed is deleted first, so no half reply stands unexplained."""
+        live = self._live.pop(persona.persona_id, None)
         try:
+            if live is not None:
+                await live.withdraw()
             await send_error_notice(self.anchor, locale)
         except discord.HTTPException as exc:
             raise refused(exc) from exc
@@ -128,7 +169,9 @@ def message_job(
     incoming: DiscordMessage,
     admission: Admission,
     server: ServerState,
+    *,
+    pacing: Pacing,
 ) -> TurnJob[Delivery]:
-    """The job of an admitted Discord message: its personas reply to it."""
-    outlet = ReplyToTrigger.answering(client, webhooks, message)
+    """The job of an admitted Discord message: its personas reply to it, at ``pacing``."""
+    outlet = ReplyToTrigger.answering(client, webhooks, message, pacing=pacing)
     return TurnJob.answering(incoming, admission, server, outlet, triggerer=as_member(message.author))

@@ -34,6 +34,7 @@ from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
 from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
 from bot.playground import live, store
+from bot.playground.images import UploadImageFetcher
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
@@ -60,7 +61,13 @@ def playground_runner(
     clock: Clock = wall_clock_ms,
 ) -> TurnRunner:
     """The runner of playground turns: the one every surface uses, on the playground's database rule."""
-    return TurnRunner(db=db, provider_factory=provider_factory, transcripts=transcripts, clock=clock)
+    return TurnRunner(
+        db=db,
+        provider_factory=provider_factory,
+        transcripts=transcripts,
+        clock=clock,
+        image_fetcher=UploadImageFetcher(),
+    )
 
 
 PlaygroundTurn = TurnResult[PlaygroundMessage]

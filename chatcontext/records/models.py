@@ -40,6 +40,12 @@ class PromptRecord(models.Model):
     error = models.TextField(blank=True, default="")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     usage = models.JSONField(default=dict, blank=True)
+    # The images of the prompt (bot.conversation.media): {"sent": [...], "not_sent": [...]}, each with its
+    # media id, message, filename and url; sent ones with their size and content type, the others with why.
+    # Never the bytes.
+    images = models.JSONField(
+        default=dict, blank=True, help_text="Which images went to the model with this turn, and why the others did not."
+    )
     # Discord user ids whose messages or profile this record contains (forget-me finds them here).
     subject_user_ids = models.JSONField(default=list, blank=True)
 

@@ -117,6 +117,7 @@ def store_prompt_record(
     error: str = "",
     latency_ms: int | None = None,
     usage: JSONDict | None = None,
+    images: JSONDict | None = None,
 ) -> PromptRecord:
     """Write one prompt record in one transaction on the live database.
 
@@ -160,5 +161,6 @@ def store_prompt_record(
             error=error,
             latency_ms=latency_ms,
             usage=usage or {},
+            images=images or {},
             subject_user_ids=subject_user_ids(output, snapshot, bot_id=turn.bot_user.id),
         )

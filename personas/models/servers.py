@@ -182,6 +182,36 @@ class ServerSettings(models.Model):
         help_text="On: the prompt's last instruction asks the model to write the blank character “⠀” (U+2800) "
         "instead of normal spaces, which some providers' output filters do not catch.",
     )
+    # Images and streaming (bot.conversation.media, bot.discord.streaming). Whether the model can see
+    # images is the server's to say: the endpoint does not tell, and a text-only model refuses a prompt
+    # that carries them.
+    model_accepts_images = models.BooleanField(
+        "model accepts images",
+        default=False,
+        help_text="On: the images of the conversation (attachments, stickers, a GIF's first frame) are sent to "
+        "the model with the messages they belong to, newest first up to the limits below. Off: the persona "
+        "reads only the text note that an image was there. Turn it on only for a vision model.",
+    )
+    max_images_per_turn = models.PositiveSmallIntegerField(
+        "images per turn",
+        default=4,
+        validators=[MinValueValidator(1), MaxValueValidator(16)],
+        help_text="1–16. At most this many images go with one reply, the newest first; older ones keep their "
+        "text note, and the prompt record says why they were not sent.",
+    )
+    max_image_bytes = models.PositiveIntegerField(
+        "largest image (bytes)",
+        default=4 * 1024 * 1024,
+        validators=[MinValueValidator(1024), MaxValueValidator(16 * 1024 * 1024)],
+        help_text="An image larger than this (1 KiB–16 MiB) is not sent: its download stops at this size, and "
+        "the prompt record says it was too large.",
+    )
+    stream_replies = models.BooleanField(
+        "stream replies",
+        default=True,
+        help_text="On: a reply appears after its first sentence and grows as the model writes it (edited about "
+        "once a second). Off: the reply is posted once, when it is complete.",
+    )
     retention_days = models.PositiveIntegerField(
         default=30, validators=[MinValueValidator(1)], help_text="Prompt records older than this are pruned."
     )

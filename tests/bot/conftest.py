@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import discord
 import discord.ext.test as dpytest
 import pytest
 from asgiref.sync import sync_to_async
@@ -13,12 +14,14 @@ from discord.ext.test import backend
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from bot.conversation.media import HttpImageFetcher
 from bot.conversation.providers import ProviderConfig, build_provider
 from bot.discord.client import UnshardedTomoriBot
 from chatcontext.types import ContextItem
 from chatcontext.voice.cache import MemoryTranscriptCache
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.fakes import BotHarness, FakeWebhookRegistry, RecordingProvider
+from tests.bot.image_server import ImageServer
 
 
 @pytest.fixture
@@ -52,7 +55,24 @@ def offline_llm(settings):
 
 
 @pytest.fixture
-async def harness(request, transactional_db, newest_first_history, offline_llm):
+def edits_in_place(monkeypatch):
+    """Discord shows an edit on the message itself; dpytest's ``Message.edit`` answers with a new
+    object and leaves the one in its sent queue (its state's cached message) as it was posted. That
+    one follows the edit here."""
+    original = discord.Message.edit
+
+    async def edit(self: discord.Message, **fields: Any) -> discord.Message:
+        edited = await original(self, **fields)
+        for message in (self, backend.get_state()._get_message(self.id)):
+            if message is not None:
+                message.content = edited.content
+        return edited
+
+    monkeypatch.setattr(discord.Message, "edit", edit)
+
+
+@pytest.fixture
+async def harness(request, transactional_db, newest_first_history, offline_llm, edits_in_place):
     """The bot under dpytest; ``@pytest.mark.parametrize("harness", [{...}], indirect=True)`` passes
     constructor options (e.g. ``presences``)."""
     prompts: list[Sequence[ContextItem]] = []
@@ -67,6 +87,8 @@ async def harness(request, transactional_db, newest_first_history, offline_llm):
         provider_factory=provider_factory,
         webhooks=webhooks,
         transcripts=MemoryTranscriptCache(),
+        # The tests' "CDN" is a local server (tests/bot/image_server.py); nothing reaches the internet.
+        image_fetcher=HttpImageFetcher(allow=lambda url: url.startswith("http://127.0.0.1:")),
     )
     dpytest.configure(bot, members=["ann", "bob", "rei"])
     # After configure: it swaps in dpytest's connection state, whose event loop must be set too.
@@ -89,3 +111,11 @@ def release_worker_connections() -> None:
     for connection in connections.all(initialized_only=True):
         if connection.vendor == "sqlite" and connection.is_in_memory_db():
             BaseDatabaseWrapper.close(connection)
+
+
+@pytest.fixture
+async def image_server():
+    server = ImageServer()
+    await server.start()
+    yield server
+    await server.stop()

@@ -2,7 +2,8 @@
 
 Behaviour is chosen by the requested model name, so one server serves every scenario:
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
-``flaky`` returns 500 once per server, then answers. Streaming requests get SSE chunks.
+``flaky`` returns 500 once per server, then answers. Streaming requests get SSE chunks. Every request
+body is kept (``requests``), so tests read the messages, and their image parts, the server received.
 """
 
 from __future__ import annotations
@@ -26,6 +27,16 @@ class FakeLLMServer:
     release: asyncio.Event = field(default_factory=asyncio.Event)
     _flaky_failed: bool = False
     _runner: web.AppRunner | None = None
+
+    def image_urls(self, request_index: int = -1) -> list[str]:
+        """The ``image_url`` parts one request carried, in message order."""
+        return [
+            part["image_url"]["url"]
+            for message in self.requests[request_index]["messages"]
+            if isinstance(message["content"], list)
+            for part in message["content"]
+            if part["type"] == "image_url"
+        ]
 
     async def start(self) -> None:
         app = web.Application()

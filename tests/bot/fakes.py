@@ -13,7 +13,7 @@ import discord.ext.test as dpytest
 from channels.db import database_sync_to_async
 from discord.ext.test import backend, factories
 
-from bot.conversation.providers import GenerationResult
+from bot.conversation.providers import DeltaSink, GenerationResult
 from bot.discord.client import UnshardedTomoriBot
 from bot.discord.delivery import WebhookRegistry
 from chatcontext.types import ContextItem
@@ -27,6 +27,8 @@ class WebhookSend:
     username: str
     avatar_url: Any
     embed: Any
+    edits: int = 0
+    deleted: bool = False
 
 
 @dataclass
@@ -50,6 +52,30 @@ class FakeWebhook:
         self.messages.append(message)
         return message
 
+    async def edit_message(self, message_id: int, *, content: str, embed: Any = None, **_: Any) -> None:
+        """The webhook's edit endpoint: the send and the channel's message change in place."""
+        index = [m.id for m in self.messages].index(message_id)
+        send = self.sends[index]
+        send.content = content
+        send.edits += 1
+        if embed is not discord.utils.MISSING:
+            send.embed = embed
+        self.messages[index].content = content
+        for data in backend._cur_config.messages[self.channel.id]:
+            if data["id"] == message_id:
+                data["content"] = content
+
+    async def delete_message(self, message_id: int, **_: Any) -> None:
+        index = [m.id for m in self.messages].index(message_id)
+        self.sends[index].deleted = True
+        history = backend._cur_config.messages[self.channel.id]
+        history[:] = [data for data in history if data["id"] != message_id]
+
+    @property
+    def standing(self) -> list[WebhookSend]:
+        """The sends not deleted since."""
+        return [send for send in self.sends if not send.deleted]
+
 
 class FakeWebhookRegistry(WebhookRegistry):
     def __init__(self) -> None:
@@ -70,9 +96,11 @@ class RecordingProvider:
         self.inner, self.calls = inner, calls
         self.name, self.model_name = inner.name, inner.model_name
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+    async def generate(
+        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+    ) -> GenerationResult:
         self.calls.append(list(items))
-        return await self.inner.generate(items, stream=stream)
+        return await self.inner.generate(items, stream=stream, on_delta=on_delta)
 
 
 @dataclass

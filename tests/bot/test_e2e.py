@@ -54,7 +54,7 @@ class FixedProvider:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool, **_: object) -> GenerationResult:
         return GenerationResult(self.text)
 
 
@@ -152,7 +152,7 @@ async def test_two_triggers_in_one_channel_are_answered_in_order_the_second_from
         def __init__(self, wrapped) -> None:  # type: ignore[no-untyped-def]
             self.wrapped, self.name, self.model_name = wrapped, wrapped.name, wrapped.model_name
 
-        async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
+        async def generate(self, items, *, stream, on_delta=None):  # type: ignore[no-untyped-def]
             if len(harness.prompts) == 0:
                 backend.make_message("tomori, second question please", bob, harness.channel)
                 for _ in range(3000):  # wait (bounded) for the chat cog to queue it
@@ -160,7 +160,7 @@ async def test_two_triggers_in_one_channel_are_answered_in_order_the_second_from
                         break
                     await asyncio.sleep(0.01)
                 assert bot.planner.queued(channel_id) == 1
-            return await self.wrapped.generate(items, stream=stream)
+            return await self.wrapped.generate(items, stream=stream, on_delta=on_delta)
 
     bot.runner.provider_factory = lambda config, name: SecondTriggerArrivesMidTurn(inner(config, name))
 
@@ -190,14 +190,14 @@ async def test_a_queued_alter_reply_carries_the_replying_to_notice(harness):
         def __init__(self, wrapped) -> None:  # type: ignore[no-untyped-def]
             self.wrapped, self.name, self.model_name = wrapped, wrapped.name, wrapped.model_name
 
-        async def generate(self, items, *, stream):  # type: ignore[no-untyped-def]
+        async def generate(self, items, *, stream, on_delta=None):  # type: ignore[no-untyped-def]
             if len(harness.prompts) == 0:
                 backend.make_message("ellen, your turn", bob, harness.channel)
                 for _ in range(3000):
                     if bot.planner.queued(channel_id):
                         break
                     await asyncio.sleep(0.01)
-            return await self.wrapped.generate(items, stream=stream)
+            return await self.wrapped.generate(items, stream=stream, on_delta=on_delta)
 
     bot.runner.provider_factory = lambda config, name: QueueEllen(inner(config, name))
 

@@ -33,13 +33,24 @@ def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenA
     return OpenAICompatProvider(base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s)
 
 
-def test_context_items_map_to_openai_roles_with_text_parts_only():
+def test_context_items_map_to_openai_roles_and_image_parts_to_image_url_parts():
     assert to_chat_messages(ITEMS) == [
         {"role": "system", "content": "You are Tomori."},
         {"role": "user", "content": "Ann: hi there"},
         {"role": "assistant", "content": "Tomori: hello!"},
-        {"role": "user", "content": "Ann: look"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Ann: look"},
+                {"type": "image_url", "image_url": {"url": "https://cdn/x.png"}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://cdn/y.png"}}]},
     ]
+
+
+def test_items_without_text_or_images_are_dropped():
+    assert to_chat_messages([ContextItem(role="user", parts=[TextPart("  ")])]) == []
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -141,6 +141,8 @@ def settings_post(server: Server, **changes: str) -> dict[str, Any]:
         "settings-0-timezone_offset": "0",
         "settings-0-humanizer_degree": 1,
         "settings-0-retention_days": 30,
+        "settings-0-max_images_per_turn": 4,
+        "settings-0-max_image_bytes": 4 * 1024 * 1024,
         "settings-0-llm_provider": "",
         "personas-TOTAL_FORMS": 0,
         "personas-INITIAL_FORMS": 0,

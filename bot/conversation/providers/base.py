@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatcontext.types import ContextItem
+from chatcontext.types import ContextItem, ImagePart
 
 ROLE_TO_OPENAI = {"system": "system", "user": "user", "model": "assistant"}
 
@@ -43,15 +43,22 @@ class Provider(Protocol):
         ``on_delta``, the pieces of the reply are passed to ``on_delta`` as they arrive."""
 
 
-def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, str]]:
+def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, Any]]:
     """ContextItems → OpenAI chat messages: system→system, user→user, model→assistant.
 
-    Only text parts are sent (media descriptors are resolved by a capability-aware adapter, not
-    here); items without text are dropped because most OpenAI-compatible servers reject empty turns.
+    An item's text is its content; an item that carries image parts (``bot.conversation.media``
+    adds them for a vision model) gets a list of content parts instead, its text then each image as
+    an ``image_url`` part. Items without text or images are dropped because most OpenAI-compatible
+    servers reject empty turns.
     """
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     for item in items:
         text = item.text
-        if text.strip():
+        images = [p for p in item.parts if isinstance(p, ImagePart)]
+        if images:
+            content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            content += [{"type": "image_url", "image_url": {"url": image.uri}} for image in images]
+            messages.append({"role": ROLE_TO_OPENAI[item.role], "content": content})
+        elif text.strip():
             messages.append({"role": ROLE_TO_OPENAI[item.role], "content": text})
     return messages

@@ -102,7 +102,7 @@ class OpenAICompatProvider:
                 continue
             return GenerationResult(text=text, usage=usage, latency_ms=int((time.monotonic() - started) * 1000))
 
-    async def _complete(self, messages: list[dict[str, str]]) -> tuple[str, dict[str, Any]]:
+    async def _complete(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         response = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
@@ -112,7 +112,7 @@ class OpenAICompatProvider:
         return text or "", _usage_dict(response.usage)
 
     async def _stream(
-        self, messages: list[dict[str, str]], on_delta: DeltaSink | None = None
+        self, messages: list[dict[str, Any]], on_delta: DeltaSink | None = None
     ) -> tuple[str, dict[str, Any]]:
         stream = await self.client.chat.completions.create(
             model=self.model_name,

@@ -87,7 +87,7 @@ class ChatCog(commands.Cog):
         if not admission.admitted:
             logger.debug("trigger not admitted: %s", admission.skip)
             return
-        job = message_job(self.bot, self.bot.webhooks, message, incoming, admission, state)
+        job = message_job(self.bot, self.bot.webhooks, message, incoming, admission, state, pacing=self.bot.pacing)
         await self.bot.planner.submit(job)
 
 
