@@ -19,7 +19,7 @@ from django.utils import timezone
 from chatcontext import inspector
 from chatcontext.models import PromptRecord, VoiceTranscript
 from chatcontext.snapshot import SnapshotError
-from personas.admin_scoping import ServerScopedAdminMixin, scoped_like_admin
+from personas.admin.scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
 
 

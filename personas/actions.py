@@ -534,7 +534,7 @@ def add_moderator(username: str, server: Server) -> ModeratorGrant:
     can sign in to the admin, and given the server's moderator row. Idempotent.
 
     No model permission or group is granted: what a moderator may see and change is decided per
-    server by the moderator rows (``personas.admin_scoping``, ``personas.access``), not by Django's
+    server by the moderator rows (``personas.admin.scoping``, ``personas.access``), not by Django's
     permission tables, so staff status and the row are all a moderator needs. Permissions an existing
     account already has are left as they are.
     """

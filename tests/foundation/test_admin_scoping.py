@@ -24,7 +24,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from personas.admin_scoping import ServerScopedAdminMixin
+from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     ApiToken,

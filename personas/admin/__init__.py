@@ -31,8 +31,8 @@ from django_celery_beat.models import ClockedSchedule, SolarSchedule
 
 from personas import actions
 from personas.access import set_password_link, set_password_link_lifetime
-from personas.admin_fields import JSONTextFieldsMixin
-from personas.admin_scoping import (
+from personas.admin.fields import JSONTextFieldsMixin
+from personas.admin.scoping import (
     KnownUserScopedAdminMixin,
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
