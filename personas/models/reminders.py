@@ -13,9 +13,6 @@ class ReminderQuerySet(models.QuerySet["Reminder"]):
     def human(self) -> ReminderQuerySet:
         return self.filter(self_reminder=False)
 
-    def self_tasks(self) -> ReminderQuerySet:
-        return self.filter(self_reminder=True)
-
 
 class Reminder(models.Model):
     """A reminder for a user, or a persona self-task when the target is the bot's own id."""
