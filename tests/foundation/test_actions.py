@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
 from personas import actions
+from personas.actions import forget as forget_module
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -209,7 +210,7 @@ def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(actions, "records_about", fail)
+    monkeypatch.setattr(forget_module, "records_about", fail)
     with pytest.raises(RuntimeError):
         actions.forget_user("12")
     assert PersonalMemory.objects.filter(user=mina).count() == 2

@@ -1,0 +1,166 @@
+"""Forget-me: everything the platform keeps about one Discord user, deleted in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.models.fields import BooleanField
+from django.dispatch import Signal
+
+from chatcontext.models import PromptRecord, VoiceTranscript
+from personas.models import (
+    PROFILE_FIELDS,
+    DiscordUser,
+    PersonalMemory,
+    Reminder,
+    ServerMember,
+    ServerMemory,
+    StatCounter,
+    UserPersonaNamingPreference,
+)
+
+# Sent inside ``forget_user``'s transaction with ``user_disc_id``: an app that keeps people's messages
+# in tables of its own (the playground's channels, bot.playground) deletes them there and returns
+# how many messages it removed.
+user_forgotten = Signal()
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """How many rows ``forget_user`` removed or cleared, by kind (counts only, no ids)."""
+
+    personal_memories: int = 0
+    server_memories: int = 0
+    naming_preferences: int = 0
+    reminders: int = 0
+    voice_transcripts: int = 0
+    prompt_records: int = 0
+    channel_messages: int = 0
+    member_snapshots: int = 0
+    stat_counters: int = 0
+    profile_cleared: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def total(self) -> int:
+        return sum(v for v in asdict(self).values() if isinstance(v, int) and not isinstance(v, bool))
+
+
+def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
+    """Prompt records about this user: their ``subject_user_ids`` JSON list holds the id (as a string
+    or a number). What forget-me deletes, and what its confirmation counts beforehand.
+
+    PostgreSQL answers with the JSONB ``@>`` operator (Django's ``contains``); SQLite has no
+    ``contains`` for JSON, so it tests each element through ``json_each``. Both match whole
+    elements: forgetting "12" never touches a record about "123".
+    """
+    if connection.vendor == "sqlite":
+        table = PromptRecord._meta.db_table
+        member = RawSQL(
+            f"EXISTS (SELECT 1 FROM json_each({table}.subject_user_ids) AS e WHERE CAST(e.value AS TEXT) = %s)",
+            (str(user_disc_id),),
+            output_field=BooleanField(),
+        )
+        return PromptRecord.objects.filter(member)
+    match = Q(subject_user_ids__contains=[str(user_disc_id)])
+    if str(user_disc_id).isdigit():
+        match |= Q(subject_user_ids__contains=[int(user_disc_id)])
+    return PromptRecord.objects.filter(match)
+
+
+def _authored_ids(snapshot: Any, user_disc_id: str) -> tuple[set[str], set[str]]:
+    """Message ids and attachment ids the user authored in a stored turn snapshot (turn-snapshot.md §1)."""
+    message_ids: set[str] = set()
+    attachment_ids: set[str] = set()
+    messages = snapshot.get("messages") if isinstance(snapshot, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        author = message.get("author")
+        if not isinstance(author, dict) or str(author.get("id")) != user_disc_id:
+            continue
+        message_ids.add(str(message.get("id")))
+        for attachment in message.get("attachments") or []:
+            if isinstance(attachment, dict) and attachment.get("id") is not None:
+                attachment_ids.add(str(attachment["id"]))
+    return message_ids, attachment_ids
+
+
+# Bounded IN lists: SQLite caps bound parameters, and one forgotten user may appear in many records.
+_CHUNK = 500
+
+
+def _delete(queryset: QuerySet[Any]) -> int:
+    """Rows of the queryset's own model deleted (cascaded rows of other models are not counted)."""
+    return queryset.delete()[1].get(queryset.model._meta.label, 0)
+
+
+def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]) -> int:
+    ordered = sorted(values)
+    return sum(
+        _delete(queryset.filter(**{f"{field}__in": ordered[i : i + _CHUNK]})) for i in range(0, len(ordered), _CHUNK)
+    )
+
+
+# Each profile field back to its empty value: no text, and a list field an empty list.
+_PROFILE_CLEARED: dict[str, Any] = {name: [] if name == "physical_appearance_tags" else None for name in PROFILE_FIELDS}
+
+
+def forget_user(user_disc_id: str) -> ForgetResult:
+    """Delete everything the platform keeps about one Discord user, in one transaction.
+
+    Removed: personal memories, server memories they created, naming preferences, reminders that
+    target them or that they created, their member snapshots and activity counters, every prompt
+    record about them (``records_about``: their words, profile or memories are in its prompt or
+    its snapshot, ``chatcontext.records.subject_user_ids``), the voice transcripts of messages
+    those records show they authored, and their messages in the platform's own channels (the
+    ``user_forgotten`` receivers). Their profile text (nickname, pronouns, appearance, ...) is cleared.
+
+    Records are deleted whole, not redacted: a record is the exact prompt of a turn and the snapshot
+    that replays it, and one with the user cut out would be neither. Records that hold only their
+    id (a reactor, a member row without a server nickname, a privacy level) are not about them and
+    are left untouched, so forgetting someone who never spoke costs the server none of its history.
+
+    Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
+    MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
+    block entries (moderation decisions, which hold no text of the user).
+    """
+    user_disc_id = str(user_disc_id).strip()
+    with transaction.atomic():
+        user = DiscordUser.objects.select_for_update().filter(user_disc_id=user_disc_id).first()
+        counts: dict[str, Any] = {}
+        if user is not None:
+            counts["personal_memories"] = _delete(PersonalMemory.objects.filter(user=user))
+            counts["server_memories"] = _delete(ServerMemory.objects.filter(user=user))
+            counts["naming_preferences"] = _delete(UserPersonaNamingPreference.objects.filter(user=user))
+            counts["stat_counters"] = _delete(StatCounter.objects.filter(user=user))
+            DiscordUser.objects.filter(pk=user.pk).update(**_PROFILE_CLEARED)
+            counts["profile_cleared"] = True
+            reminders = Reminder.objects.filter(Q(user_discord_id=user_disc_id) | Q(created_by_user=user))
+        else:
+            reminders = Reminder.objects.filter(user_discord_id=user_disc_id)
+        counts["reminders"] = _delete(reminders)
+        counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
+
+        message_ids: set[str] = set()
+        attachment_ids: set[str] = set()
+        record_ids: list[int] = []
+        for record_id, snapshot in records_about(user_disc_id).values_list("pk", "snapshot").iterator():
+            record_ids.append(record_id)
+            authored, attachments = _authored_ids(snapshot, user_disc_id)
+            message_ids |= authored
+            attachment_ids |= attachments
+        transcripts = VoiceTranscript.objects.all()
+        counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
+        counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
+        counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
+        counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
+    return ForgetResult(**counts)
