@@ -13,6 +13,7 @@ from django.db.models.fields import BooleanField
 from django.dispatch import Signal
 
 from chatcontext.models import PromptRecord, VoiceTranscript
+from personas.actions.actor import Actor, recording
 from personas.models import (
     PROFILE_FIELDS,
     DiscordUser,
@@ -113,7 +114,16 @@ def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]
 _PROFILE_CLEARED: dict[str, Any] = {name: [] if name == "physical_appearance_tags" else None for name in PROFILE_FIELDS}
 
 
-def forget_user(user_disc_id: str) -> ForgetResult:
+def _delete_history(user: DiscordUser) -> None:
+    """The audit trail's copies of what was just deleted or cleared: every version of the user's row
+    (their profile text), of their memories and of the server memories they taught. Deleting the
+    memories above wrote one more version each, so this runs after them."""
+    PersonalMemory.history.filter(user_id=user.pk).delete()
+    ServerMemory.history.filter(user_id=user.pk).delete()
+    DiscordUser.history.filter(user_id=user.pk).delete()
+
+
+def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
     """Delete everything the platform keeps about one Discord user, in one transaction.
 
     Removed: personal memories, server memories they created, naming preferences, reminders that
@@ -128,12 +138,15 @@ def forget_user(user_disc_id: str) -> ForgetResult:
     id (a reactor, a member row without a server nickname, a privacy level) are not about them and
     are left untouched, so forgetting someone who never spoke costs the server none of its history.
 
+    The audit trail loses the same: every history row of their user row, their memories and the
+    server memories they taught, so no forgotten text survives as an old version.
+
     Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
     MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
-    block entries (moderation decisions, which hold no text of the user).
+    block entries and those entries' history (moderation decisions, which hold no text of the user).
     """
     user_disc_id = str(user_disc_id).strip()
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         user = DiscordUser.objects.select_for_update().filter(user_disc_id=user_disc_id).first()
         counts: dict[str, Any] = {}
         if user is not None:
@@ -161,6 +174,8 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
         counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
         counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        if user is not None:
+            _delete_history(user)
         answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
     return ForgetResult(**counts)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max
 
+from personas.actions.actor import Actor, recording
 from personas.actions.errors import ActionError, InvalidLineage, MemoryLimitReached, MemoryTooLong
 from personas.models import (
     FIRST_LINEAGE_ID,
@@ -34,7 +35,7 @@ def persona_memory_lineage(persona: Persona) -> int:
     return persona.persona_lineage_id
 
 
-def _check_lineage(lineage_id: int, server: Server | None = None) -> None:
+def check_lineage(lineage_id: int, server: Server | None = None) -> None:
     """A memory is written to lineage 0 (global) or to a lineage a persona holds now (data-model.md §2.9).
 
     The registry (``PersonaLineage``) is not the test: a persona may carry a lineage id it was given
@@ -105,7 +106,7 @@ def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) 
     Forms call it to show the refusal next to the field; ``add_personal_memory`` calls it again
     under the user lock, where the answer is final.
     """
-    _check_lineage(lineage_id)
+    check_lineage(lineage_id)
     text = _clean_content(content)
     limit = settings.TOMORI["MAX_PERSONAL_MEMORIES"]
     if _visible_memory_count(user, lineage_id) >= limit:
@@ -113,13 +114,15 @@ def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) 
     return text
 
 
-def add_personal_memory(user: DiscordUser, lineage_id: int, content: str, tags: Iterable[str] = ()) -> PersonalMemory:
+def add_personal_memory(
+    user: DiscordUser, lineage_id: int, content: str, tags: Iterable[str] = (), *, actor: Actor
+) -> PersonalMemory:
     """Store a memory about ``user`` in ``lineage_id`` (0 = every persona of every server).
 
     Enforces MAX_MEMORY_LENGTH per memory and MAX_PERSONAL_MEMORIES per (user, lineage), counting
     lineage-0 rows (data-model.md §2.11, §3).
     """
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         _lock(user)
         text = check_new_personal_memory(user, lineage_id, content)
         return PersonalMemory.objects.create(
@@ -128,14 +131,14 @@ def add_personal_memory(user: DiscordUser, lineage_id: int, content: str, tags: 
 
 
 def update_personal_memory(
-    memory: PersonalMemory, *, content: str | None = None, tags: Iterable[str] | None = None
+    memory: PersonalMemory, *, content: str | None = None, tags: Iterable[str] | None = None, actor: Actor
 ) -> PersonalMemory:
     """Edit a memory's text or tags in place; its lineage and owner never change (that is a new memory)."""
-    return _update_memory(memory, content, tags)
+    return _update_memory(memory, content, tags, actor)
 
 
-def _update_memory(memory: _Memory, content: str | None, tags: Iterable[str] | None) -> _Memory:
-    with transaction.atomic():
+def _update_memory(memory: _Memory, content: str | None, tags: Iterable[str] | None, actor: Actor) -> _Memory:
+    with recording(actor), transaction.atomic():
         if content is not None:
             memory.content = _clean_content(content)
         if tags is not None:
@@ -144,14 +147,14 @@ def _update_memory(memory: _Memory, content: str | None, tags: Iterable[str] | N
     return memory
 
 
-def delete_personal_memory(memory: PersonalMemory) -> None:
-    with transaction.atomic():
+def delete_personal_memory(memory: PersonalMemory, *, actor: Actor) -> None:
+    with recording(actor), transaction.atomic():
         PersonalMemory.objects.filter(pk=memory.pk).delete()
 
 
-def delete_personal_memories(user: DiscordUser, lineage_ids: Iterable[int]) -> int:
+def delete_personal_memories(user: DiscordUser, lineage_ids: Iterable[int], *, actor: Actor) -> int:
     """Delete all of a user's memories in the given lineages (a member's "forget all"); returns the count."""
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=sorted(set(lineage_ids)))
         return rows.delete()[1].get(PersonalMemory._meta.label, 0)
 
@@ -159,7 +162,7 @@ def delete_personal_memories(user: DiscordUser, lineage_ids: Iterable[int]) -> i
 def check_new_server_memory(server: Server, lineage_id: int, content: str) -> str:
     """The cleaned text of a server memory that may be added, or ActionError saying why not
     (``check_new_personal_memory``'s counterpart: forms call it, ``add_server_memory`` decides)."""
-    _check_lineage(lineage_id, server)
+    check_lineage(lineage_id, server)
     text = _clean_content(content)
     limit = settings.TOMORI["MAX_SERVER_MEMORIES"]
     if ServerMemory.objects.filter(server=server, persona_lineage_id=lineage_id).count() >= limit:
@@ -175,13 +178,14 @@ def add_server_memory(
     *,
     persona: Persona | None = None,
     user: DiscordUser | None = None,
+    actor: Actor,
 ) -> ServerMemory:
     """Store a memory of ``server`` for the personas of ``lineage_id`` (0 = every persona of the server).
 
     Enforces MAX_MEMORY_LENGTH and MAX_SERVER_MEMORIES per (server, lineage) (data-model.md §2.12);
     ``persona`` and ``user`` are attribution only (who learned it, who taught it).
     """
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         _lock(server)
         text = check_new_server_memory(server, lineage_id, content)
         return ServerMemory.objects.create(
@@ -195,7 +199,51 @@ def add_server_memory(
 
 
 def update_server_memory(
-    memory: ServerMemory, *, content: str | None = None, tags: Iterable[str] | None = None
+    memory: ServerMemory, *, content: str | None = None, tags: Iterable[str] | None = None, actor: Actor
 ) -> ServerMemory:
     """Edit a server memory's text or tags; its server and lineage never change (that is a new memory)."""
-    return _update_memory(memory, content, tags)
+    return _update_memory(memory, content, tags, actor)
+
+
+def restore_personal_memory(version: Any, *, actor: Actor) -> PersonalMemory:
+    """Bring back a personal memory as one of its history rows (``PersonalMemory.history``) holds it:
+    a deleted one is stored again under its old id, an existing one gets that version's text and tags.
+
+    A deleted memory is a new write as far as the rules go: its lineage must still be one a persona
+    holds and the user's limit must have room (the checks of ``add_personal_memory``).
+    """
+    with recording(actor), transaction.atomic():
+        current = PersonalMemory.objects.filter(pk=version.personal_memory_id).first()
+        if current is not None:
+            return _update_memory(current, version.content, version.tags, actor)
+        user = DiscordUser.objects.get(pk=version.user_id)
+        _lock(user)
+        text = check_new_personal_memory(user, version.persona_lineage_id, version.content)
+        return PersonalMemory.objects.create(
+            personal_memory_id=version.personal_memory_id,
+            user=user,
+            persona_lineage_id=version.persona_lineage_id,
+            content=text,
+            tags=_clean_tags(version.tags or []),
+        )
+
+
+def restore_server_memory(version: Any, *, actor: Actor) -> ServerMemory:
+    """``restore_personal_memory`` for a server memory: a deleted one is checked against the server's
+    lineages and ``MAX_SERVER_MEMORIES`` again."""
+    with recording(actor), transaction.atomic():
+        current = ServerMemory.objects.filter(pk=version.id).first()
+        if current is not None:
+            return _update_memory(current, version.content, version.tags, actor)
+        server = Server.objects.get(pk=version.server_id)
+        _lock(server)
+        text = check_new_server_memory(server, version.persona_lineage_id, version.content)
+        return ServerMemory.objects.create(
+            id=version.id,
+            server=server,
+            persona_id=version.persona_id if Persona.objects.filter(pk=version.persona_id).exists() else None,
+            persona_lineage_id=version.persona_lineage_id,
+            user_id=version.user_id if DiscordUser.objects.filter(pk=version.user_id).exists() else None,
+            content=text,
+            tags=_clean_tags(version.tags or []),
+        )

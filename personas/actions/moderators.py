@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from personas.actions.actor import Actor, recording
 from personas.actions.errors import ModeratorAccountRefused
 from personas.models import (
     Server,
@@ -49,7 +50,7 @@ def check_moderator_username(username: str) -> str:
     return name
 
 
-def add_moderator(username: str, server: Server) -> ModeratorGrant:
+def add_moderator(username: str, server: Server, *, actor: Actor) -> ModeratorGrant:
     """Make ``username`` a moderator of ``server`` in one step (issue 16): the account is created when
     there is none (without a password: the caller hands out a set-password link), marked staff so it
     can sign in to the admin, and given the server's moderator row. Idempotent.
@@ -61,7 +62,7 @@ def add_moderator(username: str, server: Server) -> ModeratorGrant:
     """
     name = check_moderator_username(username)
     User = get_user_model()
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         account = User._default_manager.select_for_update().filter(**{User.USERNAME_FIELD: name}).first()
         created_account = account is None
         made_staff = False

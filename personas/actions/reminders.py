@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from personas.actions.actor import Actor, recording
 from personas.actions.errors import ReminderNotCancellable, ReminderNotRetryable
 from personas.models import (
     Reminder,
 )
 
 
-def cancel_reminder(reminder: Reminder) -> Reminder:
+def cancel_reminder(reminder: Reminder, *, actor: Actor) -> Reminder:
     """Cancel a pending, failed or in-flight reminder or self-task; fired ones are history.
 
     A claimed occurrence is then not posted (the bot's ``accept_delivery`` refuses it); one the bot
     already took may still be posted, and its confirmation leaves the row cancelled.
     """
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         # Locked so a dispatcher that is firing this very reminder cannot overwrite the cancellation.
         current = Reminder.objects.select_for_update().get(pk=reminder.pk)
         if current.status == Reminder.Status.CANCELLED:
@@ -29,10 +30,10 @@ def cancel_reminder(reminder: Reminder) -> Reminder:
     return current
 
 
-def retry_reminder(reminder: Reminder) -> Reminder:
+def retry_reminder(reminder: Reminder, *, actor: Actor) -> Reminder:
     """Put a failed reminder back to pending with a fresh count of attempts; it is due at once when
     its time has passed (a missed occurrence is delivered late, not skipped)."""
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         current = Reminder.objects.select_for_update().get(pk=reminder.pk)
         if current.status != Reminder.Status.FAILED:
             raise ReminderNotRetryable(f"Reminder {current.pk} has status {current.status}; only failed ones retry.")

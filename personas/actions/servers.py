@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from personas.actions.actor import Actor, recording
 from personas.models import (
     Persona,
     Server,
@@ -17,11 +18,12 @@ def register_server(
     is_dm: bool,
     locale: str | None,
     main_persona_nickname: str,
+    actor: Actor,
 ) -> Server:
     """The server row of a guild (or DM channel) the bot hears from, created on first contact with
     its settings and a main persona named ``main_persona_nickname`` (triggered by that name).
     Idempotent: an existing server is returned unchanged."""
-    with transaction.atomic():
+    with recording(actor), transaction.atomic():
         server, created = Server.objects.get_or_create(
             server_disc_id=server_disc_id,
             defaults={"name": name[:100], "is_dm_channel": is_dm, "registration_locale": locale},

@@ -16,6 +16,7 @@ from django.utils.html import format_html
 from personas import actions
 from personas.access import set_password_link, set_password_link_lifetime
 from personas.admin.common import adopt
+from personas.admin.history import RecordedAdmin, admin_actor
 from personas.admin.scoping import (
     ServerScopedAdminMixin,
 )
@@ -56,7 +57,7 @@ class AddModeratorForm(forms.ModelForm):
 
 
 @admin.register(ServerModerator)
-class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class ServerModeratorAdmin(ServerScopedAdminMixin, RecordedAdmin):
     """Who moderates which server (issue 5). Moderators see the rows of their own servers; only
     superusers grant or withdraw moderation, so nobody widens their own reach. Adding one takes a
     username and a server (``actions.add_moderator``: the account is created and made staff as needed)."""
@@ -87,7 +88,7 @@ class ServerModeratorAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        grant = actions.add_moderator(form.cleaned_data["username"], obj.server)
+        grant = actions.add_moderator(form.cleaned_data["username"], obj.server, actor=admin_actor(request))
         adopt(obj, grant.moderator)
         name = grant.account.get_username()
         obj.already_moderated = not grant.added  # type: ignore[attr-defined]
@@ -135,7 +136,7 @@ TOKEN_DETAIL_FIELDS = ["token_prefix", "token_hash", "created_by", "created_at",
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class ApiTokenAdmin(ServerScopedAdminMixin, RecordedAdmin):
     """Per-server API tokens for dashboards (issue 5). Only the SHA-256 hash is stored: the raw
     token is shown once, in the message after it is created, and cannot be shown again. A token is
     revoked rather than deleted, so its prefix and last use stay on record."""

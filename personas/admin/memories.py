@@ -5,21 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
-from django.db.models import Model
+from django.contrib import admin, messages
+from django.db.models import Exists, Model, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from personas import actions
 from personas.admin.common import LineageColumnMixin, LineageListFilter, adopt, excerpt, refusal
 from personas.admin.fields import JSONTextFieldsMixin
+from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
 )
-from personas.models import (
-    PersonalMemory,
-    ServerMemory,
-)
+from personas.models import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 
 SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
 
@@ -80,11 +78,12 @@ class PersonalMemoryForm(NewMemoryForm):
 
 
 @admin.register(PersonalMemory)
-class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, AuditedAdmin):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
 
     form = PersonalMemoryForm
+    restorable = True
     list_display = ["personal_memory_id", "memory", "user", "lineage", "tag_list", "created_at"]
     list_display_links = ["personal_memory_id", "memory"]
     list_select_related = ["user"]
@@ -109,12 +108,15 @@ class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageC
 
     def save_model(self, request: HttpRequest, obj: PersonalMemory, form: forms.ModelForm, change: bool) -> None:
         if change:
-            actions.update_personal_memory(obj, content=obj.content, tags=obj.tags)
+            actions.update_personal_memory(obj, content=obj.content, tags=obj.tags, actor=admin_actor(request))
         else:
-            adopt(obj, actions.add_personal_memory(obj.user, obj.persona_lineage_id, obj.content, obj.tags))
+            saved = actions.add_personal_memory(
+                obj.user, obj.persona_lineage_id, obj.content, obj.tags, actor=admin_actor(request)
+            )
+            adopt(obj, saved)
 
     def delete_model(self, request: HttpRequest, obj: PersonalMemory) -> None:
-        actions.delete_personal_memory(obj)
+        actions.delete_personal_memory(obj, actor=admin_actor(request))
 
 
 class ServerMemoryForm(NewMemoryForm):
@@ -127,11 +129,12 @@ class ServerMemoryForm(NewMemoryForm):
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
+class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, AuditedAdmin):
     """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
     a memory's server and lineage never change once stored."""
 
     form = ServerMemoryForm
+    restorable = True
     list_display = ["id", "memory", "server", "lineage", "persona", "user", "created_at"]
     list_display_links = ["id", "memory"]
     list_select_related = ["server", "persona", "user"]
@@ -153,9 +156,86 @@ class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColu
 
     def save_model(self, request: HttpRequest, obj: ServerMemory, form: forms.ModelForm, change: bool) -> None:
         if change:
-            actions.update_server_memory(obj, content=obj.content, tags=obj.tags)
+            actions.update_server_memory(obj, content=obj.content, tags=obj.tags, actor=admin_actor(request))
         else:
             saved = actions.add_server_memory(
-                obj.server, obj.persona_lineage_id, obj.content, obj.tags, persona=obj.persona, user=obj.user
+                obj.server,
+                obj.persona_lineage_id,
+                obj.content,
+                obj.tags,
+                persona=obj.persona,
+                user=obj.user,
+                actor=admin_actor(request),
             )
             adopt(obj, saved)
+
+
+class DeletedMemoryAdmin(RecordedAdmin):
+    """Memories deleted and not restored since, from the audit trail: the last version of each, read
+    only, with a restore action that stores it again through the memory's action (lineage and limit
+    are checked as for a new memory). Scoped like the memory pages by the mixin before it."""
+
+    live_model: type[Model]
+    restore: Any  # the action: actions.restore_personal_memory or restore_server_memory
+    list_display = ["memory", "lineage", "deleted_at", "actor"]
+    list_filter = [LineageListFilter]
+    search_fields = ["content"]
+    show_full_result_count = False
+    actions = ["restore_memories"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        pk = self.live_model._meta.pk.attname
+        later = self.model._default_manager.filter(**{pk: OuterRef(pk), "history_date__gt": OuterRef("history_date")})
+        alive = self.live_model._default_manager.filter(pk=OuterRef(pk))
+        deleted = super().get_queryset(request).filter(history_type="-")
+        return deleted.filter(~Exists(alive), ~Exists(later)).order_by("-history_date")
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_restore_permission(self, request: HttpRequest) -> bool:
+        return self.moderates_any(request)  # type: ignore[attr-defined, no-any-return]
+
+    @admin.display(description="memory")
+    def memory(self, obj: Any) -> str:
+        return excerpt(obj.content)
+
+    @admin.display(description="lineage", ordering="persona_lineage_id")
+    def lineage(self, obj: Any) -> int:
+        return int(obj.persona_lineage_id)
+
+    @admin.display(description="deleted", ordering="history_date")
+    def deleted_at(self, obj: Any) -> Any:
+        return obj.history_date
+
+    @admin.action(description="Restore selected memories", permissions=["restore"])
+    def restore_memories(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        restored = 0
+        for version in queryset:
+            try:
+                self.restore(version, actor=admin_actor(request))
+                restored += 1
+            except actions.ActionError as exc:
+                self.message_user(request, f"Not restored: {exc}", messages.WARNING)
+        self.message_user(request, f"Restored {restored} memor{'y' if restored == 1 else 'ies'}.")
+
+
+@admin.register(DeletedPersonalMemory)
+class DeletedPersonalMemoryAdmin(LineageScopedAdminMixin, DeletedMemoryAdmin):
+    lineage_choice_fields = ()
+    live_model = PersonalMemory
+    restore = staticmethod(actions.restore_personal_memory)
+    list_display = ["memory", "user", "lineage", "deleted_at", "actor"]
+
+
+@admin.register(DeletedServerMemory)
+class DeletedServerMemoryAdmin(ServerScopedAdminMixin, DeletedMemoryAdmin):
+    live_model = ServerMemory
+    restore = staticmethod(actions.restore_server_memory)
+    list_display = ["memory", "server", "lineage", "deleted_at", "actor"]

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from personas import actions
 from personas.admin.common import PersonaOfServerForm, adopt
+from personas.admin.history import AuditedAdmin, admin_actor
 from personas.admin.scoping import (
     ServerScopedAdminMixin,
 )
@@ -23,7 +24,7 @@ from personas.models import (
 
 
 @admin.register(PersonalizationBlacklist)
-class PersonalizationBlacklistAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class PersonalizationBlacklistAdmin(ServerScopedAdminMixin, AuditedAdmin):
     list_display = ["user_disc_id", "known_as", "server", "reason", "created_at"]
     list_select_related = ["server"]
     list_filter = [("server", admin.RelatedOnlyFieldListFilter)]
@@ -46,14 +47,14 @@ class PersonalizationBlacklistAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def save_model(
         self, request: HttpRequest, obj: PersonalizationBlacklist, form: forms.ModelForm, change: bool
     ) -> None:
-        adopt(obj, actions.add_to_blacklist(obj.server, obj.user_disc_id, obj.reason))
+        adopt(obj, actions.add_to_blacklist(obj.server, obj.user_disc_id, obj.reason, actor=admin_actor(request)))
 
     def delete_model(self, request: HttpRequest, obj: PersonalizationBlacklist) -> None:
-        actions.remove_from_blacklist(obj.server, obj.user_disc_id)
+        actions.remove_from_blacklist(obj.server, obj.user_disc_id, actor=admin_actor(request))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[PersonalizationBlacklist]) -> None:
         for entry in queryset.select_related("server"):
-            actions.remove_from_blacklist(entry.server, entry.user_disc_id)
+            actions.remove_from_blacklist(entry.server, entry.user_disc_id, actor=admin_actor(request))
 
 
 class ActiveBlockFilter(admin.SimpleListFilter):
@@ -72,7 +73,7 @@ class ActiveBlockFilter(admin.SimpleListFilter):
 
 
 @admin.register(PersonaUserBlock)
-class PersonaUserBlockAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class PersonaUserBlockAdmin(ServerScopedAdminMixin, AuditedAdmin):
     form = PersonaOfServerForm
     list_display = ["user_disc_id", "persona", "server", "block_type", "expires_at", "is_active", "reason"]
     list_select_related = ["server", "persona"]
@@ -85,3 +86,21 @@ class PersonaUserBlockAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     @admin.display(description="active", boolean=True)
     def is_active(self, obj: PersonaUserBlock) -> bool:
         return obj.expires_at > timezone.now()
+
+    def save_model(self, request: HttpRequest, obj: PersonaUserBlock, form: forms.ModelForm, change: bool) -> None:
+        saved = actions.block_user(
+            obj.persona,
+            obj.user_disc_id,
+            block_type=obj.block_type,
+            reason=obj.reason,
+            expires_at=obj.expires_at,
+            actor=admin_actor(request),
+        )
+        adopt(obj, saved)
+
+    def delete_model(self, request: HttpRequest, obj: PersonaUserBlock) -> None:
+        actions.unblock_user(obj, actor=admin_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[PersonaUserBlock]) -> None:
+        for block in queryset:
+            actions.unblock_user(block, actor=admin_actor(request))

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 
 from personas.admin.common import URL_FIELD_OVERRIDES, ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
+from personas.admin.history import AuditedAdmin
 from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
@@ -30,7 +31,7 @@ class PersonaAttributeInline(ServerScopedAdminMixin, admin.TabularInline):
 
 
 @admin.register(Persona)
-class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.ModelAdmin):
+class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, AuditedAdmin):
     Media = ConsoleMedia
     formfield_overrides = URL_FIELD_OVERRIDES
     # A new persona draws a lineage or copies one of the moderator's own (never another server's memories).

@@ -11,6 +11,7 @@ from django.template.defaultfilters import pluralize
 
 from personas import actions
 from personas.admin.common import PersonaOfServerForm, excerpt
+from personas.admin.history import RecordedAdmin, admin_actor
 from personas.admin.scoping import (
     ServerScopedAdminMixin,
 )
@@ -35,7 +36,7 @@ class ReminderKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(Reminder)
-class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class ReminderAdmin(ServerScopedAdminMixin, RecordedAdmin):
     form = PersonaOfServerForm
     list_display = [
         "reminder_id",
@@ -115,7 +116,7 @@ class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         cancelled, refused = 0, 0
         for reminder in queryset:
             try:
-                actions.cancel_reminder(reminder)
+                actions.cancel_reminder(reminder, actor=admin_actor(request))
                 cancelled += 1
             except actions.ReminderNotCancellable:
                 refused += 1
@@ -127,6 +128,6 @@ class ReminderAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def retry_reminders(self, request: HttpRequest, queryset: QuerySet[Reminder]) -> None:
         retried = 0
         for reminder in queryset.filter(status=Reminder.Status.FAILED):
-            actions.retry_reminder(reminder)
+            actions.retry_reminder(reminder, actor=admin_actor(request))
             retried += 1
         self.message_user(request, f"{retried} failed reminder(s) will be delivered again.")

@@ -17,6 +17,7 @@ from django.utils.http import urlencode
 
 from personas.admin.common import ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
+from personas.admin.history import RecordedAdmin
 from personas.admin.scoping import (
     ServerScopedAdminMixin,
 )
@@ -189,7 +190,7 @@ class PersonaInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.TabularIn
 
 
 @admin.register(Server)
-class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class ServerAdmin(ServerScopedAdminMixin, RecordedAdmin):
     """Moderators view and configure their own servers; only superusers add or delete a server
     (a deleted server takes every persona, memory and record of it along)."""
 

@@ -17,8 +17,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from personas import actions
-from personas.admin.common import ConsoleMedia, LineageListFilter, lineage_label, lineage_names
+from personas.admin.common import ConsoleMedia, LineageListFilter, adopt, lineage_label, lineage_names
 from personas.admin.fields import JSONTextFieldsMixin
+from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.memories import PersonalMemoryInline
 from personas.admin.scoping import (
     KnownUserScopedAdminMixin,
@@ -83,11 +84,25 @@ class NamingPreferenceInline(LineageScopedAdminMixin, admin.TabularInline):
     extra = 0
 
 
+def save_naming_preference(
+    preference: UserPersonaNamingPreference, actor: actions.Actor
+) -> UserPersonaNamingPreference:
+    """A preference a form built, stored through its action."""
+    return actions.set_naming_preference(
+        preference.user,
+        preference.persona_lineage_id,
+        nickname_override=preference.nickname_override,
+        prefix_override=preference.prefix_override,
+        suffix_override=preference.suffix_override,
+        actor=actor,
+    )
+
+
 def _privacy_action(level: PrivacyLevel) -> Any:
     def set_level(modeladmin: DiscordUserAdmin, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> None:
         changed = 0
         for user in queryset:
-            actions.set_privacy_level(user, level)
+            actions.set_privacy_level(user, level, actor=admin_actor(request))
             changed += 1
         modeladmin.message_user(request, f"Privacy level set to {level.label} for {changed} user(s).")
 
@@ -96,7 +111,7 @@ def _privacy_action(level: PrivacyLevel) -> Any:
 
 
 @admin.register(DiscordUser)
-class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.ModelAdmin):
+class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAdmin):
     """Discord users and their personalization. A moderator sees the users their servers know, and of
     each user only the memories and naming preferences of their servers' lineages. Users are created
     by the bot; deleting one is for superusers (it would take every server's memories along), while
@@ -165,6 +180,11 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.Mod
         user.memory_links = partial(self.memory_links, request, user)  # type: ignore[attr-defined]
         return user
 
+    def get_readonly_fields(self, request: HttpRequest, obj: DiscordUser | None = None) -> list[str]:
+        # The account's id and names come from Discord (refreshed on contact); a page edits the rest.
+        discord = ["user_disc_id", "username", "global_name"] if obj is not None else []
+        return [*discord, *self.readonly_fields]
+
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return self.is_superuser_session(request)
 
@@ -211,23 +231,30 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.Mod
         )
 
     def save_model(self, request: HttpRequest, obj: DiscordUser, form: forms.ModelForm, change: bool) -> None:
+        if not change:  # a superuser adding a row by hand (the bot registers users)
+            super().save_model(request, obj, form, change)
+            return
+        actor = admin_actor(request)
+        profile = {name: getattr(obj, name) for name in form.changed_data if name in actions.EDITABLE_USER_FIELDS}
         new_level = obj.privacy_level
-        if change and "privacy_level" in form.changed_data:
-            # The privacy change goes through the action (and whatever it invalidates); the rest saves here.
-            obj.privacy_level = form.initial["privacy_level"]
-            super().save_model(request, obj, form, change)
-            actions.set_privacy_level(obj, new_level)
-        else:
-            super().save_model(request, obj, form, change)
+        # Each change goes through its action; unchanged columns are saved by neither.
+        obj.refresh_from_db()
+        actions.update_profile(obj, profile, actor=actor)
+        if "privacy_level" in form.changed_data:
+            actions.set_privacy_level(obj, new_level, actor=actor)
 
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
-        if formset.model is not PersonalMemory:
-            super().save_formset(request, form, formset, change)
+        actor = admin_actor(request)
+        if formset.model is PersonalMemory:
+            for memory in formset.save(commit=False):
+                actions.update_personal_memory(memory, content=memory.content, tags=memory.tags, actor=actor)
+            for memory in formset.deleted_objects:
+                actions.delete_personal_memory(memory, actor=actor)
             return
-        for memory in formset.save(commit=False):
-            actions.update_personal_memory(memory, content=memory.content, tags=memory.tags)
-        for memory in formset.deleted_objects:
-            actions.delete_personal_memory(memory)
+        for preference in formset.save(commit=False):
+            save_naming_preference(preference, actor)
+        for preference in formset.deleted_objects:
+            actions.delete_naming_preference(preference, actor=actor)
 
     @admin.action(
         description="Forget selected users (delete their memories, reminders and prompt records)",
@@ -249,7 +276,7 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.Mod
             return TemplateResponse(request, "admin/personas/discorduser/forget_confirmation.html", context)
         totals: dict[str, int] = {}
         for user in queryset:
-            result = actions.forget_user(user.user_disc_id)
+            result = actions.forget_user(user.user_disc_id, actor=admin_actor(request))
             for key, value in result.as_dict().items():
                 if not isinstance(value, bool):
                     totals[key] = totals.get(key, 0) + value
@@ -260,7 +287,7 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, admin.Mod
 
 
 @admin.register(UserPersonaNamingPreference)
-class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
+class NamingPreferenceAdmin(LineageScopedAdminMixin, RecordedAdmin):
     form = NamingPreferenceForm
     list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
     list_select_related = ["user"]
@@ -272,6 +299,18 @@ class NamingPreferenceAdmin(LineageScopedAdminMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: UserPersonaNamingPreference | None = None) -> list[str]:
         # A preference belongs to its user: an owner outside the reader's users must not be blanked on save.
         return ["user"] if obj is not None else []
+
+    def save_model(
+        self, request: HttpRequest, obj: UserPersonaNamingPreference, form: forms.ModelForm, change: bool
+    ) -> None:
+        adopt(obj, save_naming_preference(obj, admin_actor(request)))
+
+    def delete_model(self, request: HttpRequest, obj: UserPersonaNamingPreference) -> None:
+        actions.delete_naming_preference(obj, actor=admin_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[UserPersonaNamingPreference]) -> None:
+        for preference in queryset:
+            actions.delete_naming_preference(preference, actor=admin_actor(request))
 
 
 @admin.register(StatCounter)
