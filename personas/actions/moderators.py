@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Field
 
 from personas.actions.actor import Actor, recording
 from personas.actions.errors import ModeratorAccountRefused
@@ -38,6 +39,7 @@ def check_moderator_username(username: str) -> str:
     User = get_user_model()
     name = username.strip()
     field = User._meta.get_field(User.USERNAME_FIELD)
+    assert isinstance(field, Field)  # the username is a column, never a relation
     try:
         field.clean(name, None)
     except ValidationError as exc:

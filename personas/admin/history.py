@@ -52,7 +52,7 @@ class AuditedAdmin(RecordedAdmin, SimpleHistoryAdmin):
             latest = self.model.history.filter(**{self.model._meta.pk.attname: object_id}).order_by("-history_date")
             version = latest.first()
             live = version.instance if version is not None else None
-        if live is None or not self.moderates_object(request, live):  # type: ignore[attr-defined]
+        if live is None or not self.moderates_object(request, live):
             raise Http404("No such object.")
         return live
 

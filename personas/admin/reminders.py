@@ -82,7 +82,7 @@ class ReminderAdmin(ServerScopedAdminMixin, RecordedAdmin):
                 ]
             },
         ),
-        ("Delivery", {"fields": delivery_fields}),
+        ("Delivery", {"fields": tuple(delivery_fields)}),
     ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Reminder | None = None) -> list[str]:

@@ -55,7 +55,8 @@ class UntouchedNullsForm(forms.ModelForm):
             self.fields[name].empty_value = None  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         for name in self.nullable_text:
             if name in data and name not in self.changed_data:
                 data[name] = self.initial.get(name)

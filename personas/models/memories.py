@@ -93,7 +93,7 @@ class ServerMemory(models.Model):
         return self.content[:80]
 
 
-class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-defined,misc]
+class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-defined]
     """The audit trail's record of a deleted personal memory, listed in the admin to be restored."""
 
     class Meta:
@@ -102,7 +102,7 @@ class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-
         verbose_name_plural = "deleted personal memories"
 
 
-class DeletedServerMemory(ServerMemory.history.model):  # type: ignore[name-defined,misc]
+class DeletedServerMemory(ServerMemory.history.model):  # type: ignore[name-defined]
     """The audit trail's record of a deleted server memory, listed in the admin to be restored."""
 
     class Meta:
