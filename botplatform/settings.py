@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     # Only for its templates and static files: /api/docs then loads Swagger UI from this server,
     # not from a CDN (without the app, django-ninja renders a CDN page), so the docs work offline.
     "ninja",
+    "simple_history",
     "personas",
     "chatcontext",
     "bot",
@@ -266,6 +267,8 @@ TOMORI = {
     "MAX_PERSONAL_MEMORIES": env_int("MAX_PERSONAL_MEMORIES", 100),
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
     "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000),
+    # Days the audit trail keeps old versions (personas.retention.prune_history); 0 keeps them.
+    "AUDIT_HISTORY_DAYS": env_int("AUDIT_HISTORY_DAYS", 0),
     "PARTICIPANT_SOURCE_TIMEOUT_MS": env_int("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
     "REACTION_CONTEXT_ENABLED": env_switch("REACTION_CONTEXT_ENABLED", True),
     "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN": env_int("REACTION_CONTEXT_MAX_API_CALLS_PER_TURN", 20),

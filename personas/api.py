@@ -41,6 +41,12 @@ from personas.models import (
 router = Router(tags=["servers"])
 
 
+def _writer(request: HttpRequest) -> actions.Actor:
+    """The caller of a write, as the audit trail records it: a token, or a staff session's account."""
+    who = require_write(request)
+    return actions.Actor.api(account=who.user, token=who.token)
+
+
 class ServerOut(Schema):
     server_id: int
     server_disc_id: str
@@ -178,9 +184,9 @@ def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath
 
 @router.put("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **WRITE_ERRORS})
 def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: PrivacyIn) -> dict[str, object]:
-    require_write(request)
+    actor = _writer(request)
     user = _member_user(_server(request, server_id), user_disc_id)
-    user = actions.set_privacy_level(user, body.privacy_level)
+    user = actions.set_privacy_level(user, body.privacy_level, actor=actor)
     return {
         "user_disc_id": user.user_disc_id,
         "privacy_level": user.privacy_level,
@@ -200,11 +206,11 @@ def list_memories(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPa
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/memories", response={201: MemoryOut, **WRITE_ERRORS})
 def create_memory(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
-    require_write(request)
+    actor = _writer(request)
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
     persona = get_object_or_404(Persona, server=server, persona_id=body.persona_id)
-    memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags)
+    memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags, actor=actor)
     return Status(201, _memory_out(memory, user.user_disc_id))
 
 
@@ -218,16 +224,16 @@ def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
 
 @router.patch("/servers/{server_id}/memories/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
 def update_memory(request: HttpRequest, server_id: Id, memory_id: Id, body: MemoryPatch) -> dict[str, object]:
-    require_write(request)
+    actor = _writer(request)
     memory = _server_memory(_server(request, server_id), memory_id)
-    memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags)
+    memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags, actor=actor)
     return _memory_out(memory, memory.user.user_disc_id)
 
 
 @router.delete("/servers/{server_id}/memories/{memory_id}", response={204: None, **WRITE_ERRORS})
 def delete_memory(request: HttpRequest, server_id: Id, memory_id: Id) -> Status:
-    require_write(request)
-    actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id))
+    actor = _writer(request)
+    actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id), actor=actor)
     return Status(204, None)
 
 
@@ -240,9 +246,9 @@ def list_reminders(request: HttpRequest, server_id: Id, status: Reminder.Status 
 
 @router.delete("/servers/{server_id}/reminders/{reminder_id}", response={204: None, **WRITE_ERRORS})
 def cancel_reminder(request: HttpRequest, server_id: Id, reminder_id: Id) -> Status:
-    require_write(request)
+    actor = _writer(request)
     reminder = get_object_or_404(Reminder, server=_server(request, server_id), reminder_id=reminder_id)
-    actions.cancel_reminder(reminder)
+    actions.cancel_reminder(reminder, actor=actor)
     return Status(204, None)
 
 
@@ -254,17 +260,17 @@ def list_blacklist(request: HttpRequest, server_id: Id):  # type: ignore[no-unty
 
 @router.post("/servers/{server_id}/blacklist", response={201: BlacklistOut, **WRITE_ERRORS})
 def add_blacklist(request: HttpRequest, server_id: Id, body: BlacklistIn) -> Status:
-    require_write(request)
-    entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason)
+    actor = _writer(request)
+    entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason, actor=actor)
     return Status(201, entry)
 
 
 @router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
 def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> Status:
-    require_write(request)
+    actor = _writer(request)
     server = _server(request, server_id)
     get_object_or_404(PersonalizationBlacklist, server=server, user_disc_id=user_disc_id)
-    actions.remove_from_blacklist(server, user_disc_id)
+    actions.remove_from_blacklist(server, user_disc_id, actor=actor)
     return Status(204, None)
 
 
@@ -272,7 +278,7 @@ def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: DiscordI
 def forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
     """Forget-me (the user's right to erasure, so it is not limited to this server): their memories,
     reminders and every stored record or snapshot containing their text, in one transaction."""
-    require_write(request)
+    actor = _writer(request)
     _member_user(_server(request, server_id), user_disc_id)
-    result = actions.forget_user(user_disc_id)
+    result = actions.forget_user(user_disc_id, actor=actor)
     return {"user_disc_id": user_disc_id, "deleted": result.as_dict()}

@@ -14,12 +14,22 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from personas.forgetting import prompt_record_store
-from personas.models import Server, ServerSettings
+from personas.models import (
+    DiscordUser,
+    Persona,
+    PersonalizationBlacklist,
+    PersonalMemory,
+    PersonaUserBlock,
+    Server,
+    ServerMemory,
+    ServerSettings,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,3 +72,22 @@ def prune_prompt_records(*, now: datetime | None = None, batch_size: int = DELET
             deleted += removed_here
     logger.info("retention: %d prompt records deleted in %d batches", deleted, batches)
     return RetentionReport(deleted=deleted, batches=batches, deleted_by_retention_days=by_days)
+
+
+def prune_history(*, now: datetime | None = None) -> int:
+    """Delete audit-trail rows older than ``AUDIT_HISTORY_DAYS`` (0: kept); returns how many.
+
+    One platform-wide age rather than each server's record retention: personal memories belong to a
+    lineage, not a server, and a server's 30-day record retention would make a memory deleted last
+    month unrestorable. Counts only in the log.
+    """
+    days = settings.TOMORI["AUDIT_HISTORY_DAYS"]
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted = 0
+    for model in (PersonalMemory, ServerMemory, DiscordUser, PersonalizationBlacklist, PersonaUserBlock, Persona):
+        deleted += model.history.filter(history_date__lt=cutoff).delete()[0]
+    deleted += ServerSettings.history.filter(history_date__lt=cutoff).delete()[0]
+    logger.info("retention: %d audit-trail rows deleted", deleted)
+    return deleted

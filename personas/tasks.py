@@ -27,11 +27,12 @@ def fire_due_reminders() -> dict[str, int]:
 
 @shared_task(name="personas.tasks.prune_prompt_records", soft_time_limit=1800, time_limit=1900)
 def prune_prompt_records() -> dict[str, Any]:
-    """Daily: delete prompt records older than each server's retention."""
-    return asdict(retention.prune_prompt_records())
+    """Daily: delete prompt records older than each server's retention, and audit-trail rows older
+    than ``AUDIT_HISTORY_DAYS``."""
+    return {**asdict(retention.prune_prompt_records()), "history_rows": retention.prune_history()}
 
 
 @shared_task(name="personas.tasks.forget_user", acks_late=True, time_limit=600)
 def forget_user(user_disc_id: str) -> dict[str, Any]:
     """Forget-me off the request path; idempotent (a second run finds nothing left to delete)."""
-    return actions.forget_user(user_disc_id).as_dict()
+    return actions.forget_user(user_disc_id, actor=actions.Actor.system("forget-me task")).as_dict()

@@ -51,6 +51,10 @@ class AuthorState:
     muted_persona_ids: frozenset[int]
 
 
+# Servers and users the bot hears from are registered by the platform itself.
+FIRST_CONTACT = actions.Actor.system("registration on first contact")
+
+
 def load_server_state(
     server_disc_id: str, *, name: str, is_dm: bool, locale: str | None, default_persona: str | None = None
 ) -> ServerState:
@@ -64,6 +68,7 @@ def load_server_state(
             is_dm=is_dm,
             locale=locale,
             main_persona_nickname=default_persona or StageConfig.from_env().default_botname,
+            actor=FIRST_CONTACT,
         )
         server = m.Server.objects.select_related("settings").get(server_disc_id=server_disc_id)
     return ServerState(
@@ -77,7 +82,9 @@ def load_server_state(
 
 def load_author_state(server_id: int, author: Author, now_ms: int) -> AuthorState:
     """Register the author on first contact; read their blacklist entry and active mute/block rows."""
-    user = actions.register_user(author.id, username=author.username, global_name=author.global_name)
+    user = actions.register_user(
+        author.id, username=author.username, global_name=author.global_name, actor=FIRST_CONTACT
+    )
     return _author_state(server_id, repository.user_row(user), now_ms)
 
 

@@ -21,6 +21,7 @@ from chatcontext.participants.naming import NamingPreference
 from chatcontext.repository import load_blacklisted, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
+from personas import actions
 from personas import models as m
 
 T = TypeVar("T")
@@ -138,24 +139,19 @@ class DatabaseHydrationDeps:
         return load_user_rows(disc_ids)
 
     def register_users(self, members: Sequence[MemberInfo], language: str) -> dict[str, UserRow]:
-        """H-04 registration in one insert plus one read-back; never sets a saved nickname.
-
-        ``ignore_conflicts`` keeps a concurrent registration of the same user harmless; the read-back
-        returns whichever row won.
-        """
+        """H-04 registration (``personas.actions.register_users``: one insert) plus one read-back, which
+        returns whichever row won a concurrent registration."""
         if not members:
             return {}
-        m.DiscordUser.objects.bulk_create(
+        actions.register_users(
             [
-                m.DiscordUser(
-                    user_disc_id=member.user_disc_id,
-                    username=member.username or member.effective_display_name,
-                    global_name=member.global_name,
-                    language_pref=language,
+                actions.NewUser(
+                    member.user_disc_id, member.username or member.effective_display_name, member.global_name
                 )
                 for member in members
             ],
-            ignore_conflicts=True,
+            language=language,
+            actor=actions.Actor.system("participant registration (H-04)"),
         )
         return self.load_user_rows([member.user_disc_id for member in members])
 

@@ -17,7 +17,7 @@ from django.urls import URLPattern, path, reverse
 from chatcontext.records import inspector
 from chatcontext.records.models import PromptRecord
 from chatcontext.snapshot import SnapshotError
-from personas.admin_scoping import ServerScopedAdminMixin, scoped_like_admin
+from personas.admin.scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
 
 

@@ -1,5 +1,6 @@
 from personas.models.access import ApiToken, ServerModerator
-from personas.models.memories import PersonalMemory, ServerMemory
+from personas.models.history import ActorKind
+from personas.models.memories import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 from personas.models.moderation import PersonalizationBlacklist, PersonaUserBlock
 from personas.models.personas import (
     FIRST_LINEAGE_ID,
@@ -31,8 +32,11 @@ __all__ = [
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
     "PROFILE_FIELDS",
+    "ActorKind",
     "AddressingStyle",
     "ApiToken",
+    "DeletedPersonalMemory",
+    "DeletedServerMemory",
     "DiscordUser",
     "MatrixChannelLink",
     "Persona",

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from personas.models.history import audit_trail
 from personas.models.personas import Persona
 from personas.models.servers import Server
 from personas.models.users import DiscordUser
@@ -35,6 +36,8 @@ class PersonalMemory(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    history = audit_trail()
 
     class Meta:
         db_table = "personal_memories"
@@ -76,6 +79,8 @@ class ServerMemory(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    history = audit_trail()
+
     class Meta:
         db_table = "server_memories"
         ordering = ["-created_at", "-id"]
@@ -86,3 +91,21 @@ class ServerMemory(models.Model):
 
     def __str__(self) -> str:
         return self.content[:80]
+
+
+class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-defined]
+    """The audit trail's record of a deleted personal memory, listed in the admin to be restored."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "deleted personal memory"
+        verbose_name_plural = "deleted personal memories"
+
+
+class DeletedServerMemory(ServerMemory.history.model):  # type: ignore[name-defined]
+    """The audit trail's record of a deleted server memory, listed in the admin to be restored."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "deleted server memory"
+        verbose_name_plural = "deleted server memories"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from personas.models.history import audit_trail
 from personas.models.personas import Persona
 from personas.models.servers import Server
 from personas.validators import validate_discord_id
@@ -14,6 +15,8 @@ class PersonalizationBlacklist(models.Model):
     user_disc_id = models.CharField("Discord user ID", max_length=20, validators=[validate_discord_id])
     reason = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    history = audit_trail()
 
     class Meta:
         db_table = "personalization_blacklist"
@@ -39,6 +42,8 @@ class PersonaUserBlock(models.Model):
     reason = models.TextField()
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    history = audit_trail()
 
     class Meta:
         db_table = "persona_user_blocks"

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models.functions import Lower, Trim
 
+from personas.models.history import audit_trail
 from personas.models.servers import Server
 from personas.validators import validate_discord_id
 
@@ -136,6 +137,8 @@ class Persona(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    history = audit_trail()
 
     class Meta:
         db_table = "personas"

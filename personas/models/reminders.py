@@ -9,14 +9,6 @@ from personas.models.users import DiscordUser
 from personas.validators import validate_discord_id
 
 
-class ReminderQuerySet(models.QuerySet["Reminder"]):
-    def human(self) -> ReminderQuerySet:
-        return self.filter(self_reminder=False)
-
-    def self_tasks(self) -> ReminderQuerySet:
-        return self.filter(self_reminder=True)
-
-
 class Reminder(models.Model):
     """A reminder for a user, or a persona self-task when the target is the bot's own id."""
 
@@ -59,7 +51,6 @@ class Reminder(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ReminderQuerySet.as_manager()
 
     # Not settled yet: waiting, on its way to the bot, or failed (a moderator may still cancel it).
     OPEN_STATUSES = (Status.PENDING, Status.CLAIMED, Status.DELIVERING, Status.FAILED)

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from personas.models.history import audit_trail
 from personas.validators import validate_discord_id, validate_discord_id_list
 
 MESSAGE_FETCH_LIMIT_MIN = 20
@@ -237,6 +238,9 @@ class ServerSettings(models.Model):
         help_text="The model name sent to the provider, e.g. gpt-4o-mini. Empty = LLM_MODEL from the environment.",
     )
     updated_at = models.DateTimeField(auto_now=True)
+
+    # The key is a secret: never in a history row, so never on a history page.
+    history = audit_trail(excluded_fields=["llm_api_key"])
 
     class Meta:
         db_table = "server_settings"

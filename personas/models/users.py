@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from personas.models.history import audit_trail
 from personas.models.servers import Server
 from personas.validators import validate_discord_id
 
@@ -70,6 +71,8 @@ class DiscordUser(models.Model):
     shortterm_cache_crossserver_opt_in = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    history = audit_trail()
 
     class Meta:
         db_table = "users"

@@ -32,6 +32,7 @@ from personas.reminders_service import (
     select_due_ids,
     try_claim,
 )
+from tests.actors import TEST_ACTOR
 from tests.background.conftest import BOT_USER_ID, NOW, RecordingDispatcher, channel_gone
 
 
@@ -381,7 +382,7 @@ def test_an_occurrence_cancelled_or_taken_meanwhile_is_not_posted(make_reminder)
     cancelled, twice = make_reminder(reminder_time=NOW), make_reminder(reminder_time=NOW)
     claimed, _ = claim_due(NOW)
     by_id = {d.reminder_id: d for d in claimed}
-    actions.cancel_reminder(cancelled)
+    actions.cancel_reminder(cancelled, actor=TEST_ACTOR)
 
     assert not accept_delivery(cancelled.pk, by_id[cancelled.pk].scheduled_at_ms, now=NOW)
     assert accept_delivery(twice.pk, by_id[twice.pk].scheduled_at_ms, now=NOW)

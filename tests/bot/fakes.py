@@ -19,6 +19,7 @@ from bot.discord.delivery import WebhookRegistry
 from chatcontext.types import ContextItem
 from personas import actions
 from personas import models as m
+from tests.actors import TEST_ACTOR
 
 
 @dataclass
@@ -162,14 +163,14 @@ ELLEN_AVATAR = "https://cdn.example/ellen.png"
 
 def setup_server(guild: discord.Guild, *, full_privacy: Sequence[discord.Member] = ()) -> m.Server:
     server = actions.register_server(
-        str(guild.id), name=guild.name, is_dm=False, locale="en-US", main_persona_nickname="Tomori"
+        str(guild.id), name=guild.name, is_dm=False, locale="en-US", main_persona_nickname="Tomori", actor=TEST_ACTOR
     )
     m.Persona.objects.create(
         server=server, persona_nickname="Ellen", is_alter=True, trigger_words=["ellen"], webhook_avatar_url=ELLEN_AVATAR
     )
     for member in full_privacy:
-        user = actions.register_user(str(member.id), username=member.name, global_name=None)
-        actions.set_privacy_level(user, m.PrivacyLevel.FULL)
+        user = actions.register_user(str(member.id), username=member.name, global_name=None, actor=TEST_ACTOR)
+        actions.set_privacy_level(user, m.PrivacyLevel.FULL, actor=TEST_ACTOR)
     return server
 
 

@@ -26,6 +26,7 @@ from chatcontext.models import PromptRecord
 from chatcontext.types import DiscordMessage
 from personas import actions
 from personas import models as m
+from tests.actors import TEST_ACTOR
 from tests.bot.fakes import post_reply, run_db, setup_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -98,9 +99,11 @@ def register_members(guild: discord.Guild, memory_of: discord.Member, memory: st
     lineage = actions.persona_memory_lineage(m.Persona.objects.get(server=server, is_alter=False))
     for member in guild.members:
         if not member.bot:
-            user = actions.register_user(str(member.id), username=member.name, global_name=member.global_name)
+            user = actions.register_user(
+                str(member.id), username=member.name, global_name=member.global_name, actor=TEST_ACTOR
+            )
             if member == memory_of:
-                actions.add_personal_memory(user, lineage, memory)
+                actions.add_personal_memory(user, lineage, memory, actor=TEST_ACTOR)
 
 
 async def playground_turn(

@@ -12,6 +12,7 @@ from chatcontext.repository import datetime_to_ms
 from chatcontext.types import Author
 from personas import actions
 from personas import models as m
+from tests.actors import TEST_ACTOR
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,9 @@ def test_a_dm_channel_is_its_own_pseudo_server():
 
 def test_an_existing_server_keeps_its_personas_and_provider_settings(settings):
     settings.LLM_PROVIDER = settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
-    server = actions.register_server("4100", name="x", is_dm=False, locale=None, main_persona_nickname="Mina")
+    server = actions.register_server(
+        "4100", name="x", is_dm=False, locale=None, main_persona_nickname="Mina", actor=TEST_ACTOR
+    )
     m.ServerSettings.objects.filter(server=server).update(
         llm_provider="openai", llm_base_url="http://127.0.0.1:9/v1", llm_model="local-model"
     )
@@ -61,7 +64,7 @@ def test_author_state_registers_the_user_and_reads_active_mutes_and_the_blacklis
     m.PersonaUserBlock.objects.create(
         server=server, persona=tomori, user_disc_id="11", block_type="mute", reason="", expires_at=now + timedelta(1)
     )
-    actions.add_to_blacklist(server, "11")
+    actions.add_to_blacklist(server, "11", actor=TEST_ACTOR)
     expired_for = m.Persona.objects.create(server=server, persona_nickname="Pip", is_alter=True)
     m.PersonaUserBlock.objects.create(
         server=server, persona=expired_for, user_disc_id="11", reason="", expires_at=now - timedelta(1)

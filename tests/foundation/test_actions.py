@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
 from personas import actions
+from personas.actions import forget as forget_module
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -22,6 +23,7 @@ from personas.models import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+from tests.actors import TEST_ACTOR
 
 pytestmark = pytest.mark.django_db
 
@@ -41,35 +43,35 @@ def limit_three(settings, tomori_and_pip):
 
 
 def test_memory_limit_counts_global_rows_toward_each_lineage(limit_three, user: DiscordUser) -> None:
-    actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "likes tea")
-    actions.add_personal_memory(user, TOMORI, "exam on friday")
-    actions.add_personal_memory(user, TOMORI, "owns a cat")
+    actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "likes tea", actor=TEST_ACTOR)
+    actions.add_personal_memory(user, TOMORI, "exam on friday", actor=TEST_ACTOR)
+    actions.add_personal_memory(user, TOMORI, "owns a cat", actor=TEST_ACTOR)
     with pytest.raises(actions.MemoryLimitReached):
-        actions.add_personal_memory(user, TOMORI, "one too many")
+        actions.add_personal_memory(user, TOMORI, "one too many", actor=TEST_ACTOR)
     # Another lineage sees only its own rows plus the one global row.
-    actions.add_personal_memory(user, PIP, "taught a whistle")
-    actions.add_personal_memory(user, PIP, "likes crackers")
+    actions.add_personal_memory(user, PIP, "taught a whistle", actor=TEST_ACTOR)
+    actions.add_personal_memory(user, PIP, "likes crackers", actor=TEST_ACTOR)
     assert PersonalMemory.objects.filter(user=user).count() == 5
 
 
 def test_global_memory_refused_when_it_would_overflow_the_fullest_lineage(limit_three, user: DiscordUser) -> None:
     for text in ("a", "b", "c"):
-        actions.add_personal_memory(user, TOMORI, text)
+        actions.add_personal_memory(user, TOMORI, text, actor=TEST_ACTOR)
     with pytest.raises(actions.MemoryLimitReached):
-        actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "global")
-    actions.add_personal_memory(user, PIP, "pip only")
+        actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "global", actor=TEST_ACTOR)
+    actions.add_personal_memory(user, PIP, "pip only", actor=TEST_ACTOR)
     assert not PersonalMemory.objects.filter(user=user, persona_lineage_id=GLOBAL_LINEAGE_ID).exists()
 
 
 def test_memory_length_limit_and_empty_content(limit_three, user: DiscordUser) -> None:
-    actions.add_personal_memory(user, TOMORI, "x" * 20)
+    actions.add_personal_memory(user, TOMORI, "x" * 20, actor=TEST_ACTOR)
     with pytest.raises(actions.MemoryTooLong):
-        actions.add_personal_memory(user, TOMORI, "x" * 21)
+        actions.add_personal_memory(user, TOMORI, "x" * 21, actor=TEST_ACTOR)
     with pytest.raises(actions.ActionError):
-        actions.add_personal_memory(user, TOMORI, "   ")
+        actions.add_personal_memory(user, TOMORI, "   ", actor=TEST_ACTOR)
     memory = PersonalMemory.objects.get(user=user)
     with pytest.raises(actions.MemoryTooLong):
-        actions.update_personal_memory(memory, content="y" * 21)
+        actions.update_personal_memory(memory, content="y" * 21, actor=TEST_ACTOR)
     memory.refresh_from_db()
     assert memory.content == "x" * 20
 
@@ -77,7 +79,7 @@ def test_memory_length_limit_and_empty_content(limit_three, user: DiscordUser) -
 @pytest.mark.parametrize("lineage", [-1, 1, 9999])
 def test_memory_lineage_must_be_global_or_drawn(user: DiscordUser, lineage: int) -> None:
     with pytest.raises(actions.InvalidLineage):
-        actions.add_personal_memory(user, lineage, "x")
+        actions.add_personal_memory(user, lineage, "x", actor=TEST_ACTOR)
 
 
 def test_memory_write_refuses_a_persona_stuck_on_lineage_zero(server: Server) -> None:
@@ -88,38 +90,38 @@ def test_memory_write_refuses_a_persona_stuck_on_lineage_zero(server: Server) ->
 
 
 def test_update_memory_cleans_tags_and_keeps_lineage(tomori_and_pip, user: DiscordUser) -> None:
-    memory = actions.add_personal_memory(user, TOMORI, " exam ", tags=["school", " school", ""])
+    memory = actions.add_personal_memory(user, TOMORI, " exam ", tags=["school", " school", ""], actor=TEST_ACTOR)
     assert (memory.content, memory.tags) == ("exam", ["school"])
-    actions.update_personal_memory(memory, tags=["#lounge"])
+    actions.update_personal_memory(memory, tags=["#lounge"], actor=TEST_ACTOR)
     memory.refresh_from_db()
     assert (memory.content, memory.tags, memory.persona_lineage_id) == ("exam", ["#lounge"], TOMORI)
-    actions.delete_personal_memory(memory)
+    actions.delete_personal_memory(memory, actor=TEST_ACTOR)
     assert not PersonalMemory.objects.exists()
 
 
 def test_set_privacy_level(user: DiscordUser) -> None:
-    actions.set_privacy_level(user, PrivacyLevel.FULL)
+    actions.set_privacy_level(user, PrivacyLevel.FULL, actor=TEST_ACTOR)
     user.refresh_from_db()
     assert user.privacy_level == PrivacyLevel.FULL
     with pytest.raises(actions.ActionError):
-        actions.set_privacy_level(user, 3)
+        actions.set_privacy_level(user, 3, actor=TEST_ACTOR)
 
 
 def test_blacklist_add_is_idempotent_and_remove_reports(server: Server) -> None:
-    first = actions.add_to_blacklist(server, "14", "asked")
-    again = actions.add_to_blacklist(server, "14")
+    first = actions.add_to_blacklist(server, "14", "asked", actor=TEST_ACTOR)
+    again = actions.add_to_blacklist(server, "14", actor=TEST_ACTOR)
     assert first.pk == again.pk and again.reason == "asked"
-    assert actions.remove_from_blacklist(server, "14") is True
-    assert actions.remove_from_blacklist(server, "14") is False
+    assert actions.remove_from_blacklist(server, "14", actor=TEST_ACTOR) is True
+    assert actions.remove_from_blacklist(server, "14", actor=TEST_ACTOR) is False
 
 
 def test_cancel_reminder_pending_and_refuses_fired(make_reminder) -> None:
     pending = make_reminder(status=Reminder.Status.FAILED, next_attempt_at=timezone.now())
-    cancelled = actions.cancel_reminder(pending)
+    cancelled = actions.cancel_reminder(pending, actor=TEST_ACTOR)
     assert (cancelled.status, cancelled.next_attempt_at) == (Reminder.Status.CANCELLED, None)
-    assert actions.cancel_reminder(pending).status == Reminder.Status.CANCELLED
+    assert actions.cancel_reminder(pending, actor=TEST_ACTOR).status == Reminder.Status.CANCELLED
     with pytest.raises(actions.ReminderNotCancellable):
-        actions.cancel_reminder(make_reminder(status=Reminder.Status.FIRED))
+        actions.cancel_reminder(make_reminder(status=Reminder.Status.FIRED), actor=TEST_ACTOR)
 
 
 def _record(server: Server, subjects: list[object], messages: list[dict[str, object]] | None = None) -> PromptRecord:
@@ -169,7 +171,7 @@ def forgotten_world(server: Server, main_persona: Persona, make_user, make_remin
 
 def test_forget_user_removes_everything_about_them_and_nothing_else(forgotten_world) -> None:
     mina, other = forgotten_world
-    result = actions.forget_user("12")
+    result = actions.forget_user("12", actor=TEST_ACTOR)
     assert result.as_dict() == {
         "personal_memories": 2,
         "server_memories": 1,
@@ -209,9 +211,9 @@ def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(actions, "records_about", fail)
+    monkeypatch.setattr(forget_module, "records_about", fail)
     with pytest.raises(RuntimeError):
-        actions.forget_user("12")
+        actions.forget_user("12", actor=TEST_ACTOR)
     assert PersonalMemory.objects.filter(user=mina).count() == 2
     assert Reminder.objects.filter(user_discord_id="12").exists()
     mina.refresh_from_db()
@@ -221,7 +223,7 @@ def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
 def test_forget_unknown_user_still_removes_reminders_and_records(server: Server, make_reminder) -> None:
     make_reminder(user_discord_id="77")
     _record(server, ["77"])
-    result = actions.forget_user("77")
+    result = actions.forget_user("77", actor=TEST_ACTOR)
     assert (result.reminders, result.prompt_records, result.profile_cleared) == (1, 1, False)
 
 
@@ -232,17 +234,17 @@ def test_personal_memory_refuses_a_lineage_no_persona_holds(user: DiscordUser, m
     """Issue 13 item 10: 99999 was stored although no persona reads it; 0 and any persona's lineage are fine."""
     elsewhere = Persona.objects.create(server=make_server(), persona_nickname="Pip")
     with pytest.raises(actions.InvalidLineage, match="99999"):
-        actions.add_personal_memory(user, 99999, "likes tea")
+        actions.add_personal_memory(user, 99999, "likes tea", actor=TEST_ACTOR)
     with pytest.raises(actions.InvalidLineage):
         actions.check_new_personal_memory(user, 99999, "likes tea")
     assert not PersonalMemory.objects.exists()
-    actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "global")
-    actions.add_personal_memory(user, elsewhere.persona_lineage_id, "for Pip")
+    actions.add_personal_memory(user, GLOBAL_LINEAGE_ID, "global", actor=TEST_ACTOR)
+    actions.add_personal_memory(user, elsewhere.persona_lineage_id, "for Pip", actor=TEST_ACTOR)
     # A deleted persona's lineage keeps its memories (a re-import restores them) but takes no new ones.
     lineage = elsewhere.persona_lineage_id
     elsewhere.delete()
     with pytest.raises(actions.InvalidLineage):
-        actions.add_personal_memory(user, lineage, "too late")
+        actions.add_personal_memory(user, lineage, "too late", actor=TEST_ACTOR)
     assert PersonalMemory.objects.filter(user=user).count() == 2
 
 
@@ -252,10 +254,14 @@ def test_server_memory_goes_to_lineage_zero_or_a_lineage_of_the_servers_personas
     other = Persona.objects.create(server=make_server(), persona_nickname="Pip")
     for lineage in (99999, other.persona_lineage_id, 1):
         with pytest.raises(actions.InvalidLineage):
-            actions.add_server_memory(server, lineage, "the cafe opens at 9")
+            actions.add_server_memory(server, lineage, "the cafe opens at 9", actor=TEST_ACTOR)
     assert not ServerMemory.objects.exists()
-    own = actions.add_server_memory(server, main_persona.persona_lineage_id, " the cafe opens at 9 ", user=user)
-    shared = actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "quiet hours after midnight", tags=["a", " a"])
+    own = actions.add_server_memory(
+        server, main_persona.persona_lineage_id, " the cafe opens at 9 ", user=user, actor=TEST_ACTOR
+    )
+    shared = actions.add_server_memory(
+        server, GLOBAL_LINEAGE_ID, "quiet hours after midnight", tags=["a", " a"], actor=TEST_ACTOR
+    )
     assert (own.content, own.user) == ("the cafe opens at 9", user)
     assert own.persona_lineage_id == main_persona.persona_lineage_id
     assert (shared.tags, shared.persona_lineage_id) == (["a"], GLOBAL_LINEAGE_ID)
@@ -265,14 +271,14 @@ def test_server_memory_length_and_per_lineage_limit(settings, server: Server, ma
     settings.TOMORI = {**settings.TOMORI, "MAX_SERVER_MEMORIES": 2, "MAX_MEMORY_LENGTH": 20}
     lineage = main_persona.persona_lineage_id
     with pytest.raises(actions.MemoryTooLong):
-        actions.add_server_memory(server, lineage, "x" * 21)
-    first = actions.add_server_memory(server, lineage, "one")
-    actions.add_server_memory(server, lineage, "two")
+        actions.add_server_memory(server, lineage, "x" * 21, actor=TEST_ACTOR)
+    first = actions.add_server_memory(server, lineage, "one", actor=TEST_ACTOR)
+    actions.add_server_memory(server, lineage, "two", actor=TEST_ACTOR)
     with pytest.raises(actions.MemoryLimitReached):
-        actions.add_server_memory(server, lineage, "three")
-    actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "global counts apart")
+        actions.add_server_memory(server, lineage, "three", actor=TEST_ACTOR)
+    actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "global counts apart", actor=TEST_ACTOR)
     with pytest.raises(actions.MemoryTooLong):
-        actions.update_server_memory(first, content="y" * 21)
-    actions.update_server_memory(first, content=" uno ", tags=["#lounge"])
+        actions.update_server_memory(first, content="y" * 21, actor=TEST_ACTOR)
+    actions.update_server_memory(first, content=" uno ", tags=["#lounge"], actor=TEST_ACTOR)
     first.refresh_from_db()
     assert (first.content, first.tags) == ("uno", ["#lounge"])

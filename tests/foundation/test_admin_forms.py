@@ -19,7 +19,7 @@ from django_celery_beat.models import ClockedSchedule, CrontabSchedule, Interval
 from hypothesis import given
 from hypothesis import strategies as st
 
-from personas.admin_fields import SampleDialogueField, StyleMapField, TextListField
+from personas.admin.fields import SampleDialogueField, StyleMapField, TextListField
 from personas.models import (
     ApiToken,
     DiscordUser,

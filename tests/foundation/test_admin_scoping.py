@@ -24,10 +24,12 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from personas.admin_scoping import ServerScopedAdminMixin
+from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     ApiToken,
+    DeletedPersonalMemory,
+    DeletedServerMemory,
     DiscordUser,
     MatrixChannelLink,
     Persona,
@@ -85,6 +87,13 @@ class World:
         return client
 
 
+def deleted(proxy: type[Model], memory: Model) -> Model:
+    """The audit trail's row of ``memory`` once deleted (what the deleted-memories pages list)."""
+    pk = memory.pk
+    memory.delete()
+    return proxy._default_manager.get(**{memory._meta.pk.attname: pk, "history_type": "-"})
+
+
 def build_side(mark: str, disc: int, moderator: Any) -> Side:
     server = Server.objects.create(server_disc_id=str(disc), name=f"{mark.title()} Hall")
     persona = Persona.objects.create(server=server, persona_nickname=f"{mark.title()}a", trigger_words=[mark])
@@ -139,6 +148,14 @@ def build_side(mark: str, disc: int, moderator: Any) -> Side:
         ),
         "servermoderator": ServerModerator.objects.create(server=server, user=moderator),
         "apitoken": ApiToken.issue(server, f"{mark} dashboard")[0],
+        "deletedpersonalmemory": deleted(
+            DeletedPersonalMemory,
+            PersonalMemory.objects.create(user=user, persona_lineage_id=lineage, content=f"{mark} forgotten tea"),
+        ),
+        "deletedservermemory": deleted(
+            DeletedServerMemory,
+            ServerMemory.objects.create(server=server, persona_lineage_id=lineage, content=f"{mark} old rule"),
+        ),
     }
     return Side(server=server, persona=persona, user=user, rows=rows)
 

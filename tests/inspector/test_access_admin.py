@@ -114,7 +114,7 @@ def test_moderators_see_their_servers_rows_and_only_superusers_grant(world: Worl
 
 
 def test_scoping_mixin_follows_server_paths() -> None:
-    from personas.admin_scoping import object_server_id
+    from personas.admin.scoping import object_server_id
     from personas.models import Persona, PersonaAttribute, Server
 
     server = Server(pk=7, server_disc_id="1", name="S")

@@ -28,6 +28,7 @@ from chatcontext.models import PromptRecord
 from chatcontext.records.store import subject_user_ids
 from personas import actions
 from personas.models import Server
+from tests.actors import TEST_ACTOR
 
 pytestmark = pytest.mark.django_db
 
@@ -155,7 +156,7 @@ def test_forget_me_deletes_exactly_the_records_holding_the_users_data(drafts: li
         for forgotten in order:
             about = {pk for pk, draft in zip(ids, drafts, strict=True) if forgotten in draft.about}
             before = stored()
-            result = actions.forget_user(forgotten)
+            result = actions.forget_user(forgotten, actor=TEST_ACTOR)
             after = stored()
             assert result.prompt_records == len(about & before.keys()), forgotten
             assert after == {pk: text for pk, text in before.items() if pk not in about}, forgotten

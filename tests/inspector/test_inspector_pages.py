@@ -17,6 +17,7 @@ from chatcontext.models import PromptRecord
 from chatcontext.records.inspector import assemble_live, prompt_blocks
 from personas import actions
 from personas.models import DiscordUser, PersonalMemory, PrivacyLevel, Reminder, ServerMember
+from tests.actors import TEST_ACTOR
 from tests.inspector.conftest import A_MARKUP, A_NEW_SERVER_MEMORY, World, example_doc
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
@@ -115,7 +116,7 @@ def test_detail_names_the_trigger_message_and_its_author(world: World) -> None:
 
 def test_replay_result_has_its_own_exclusion_log(world: World) -> None:
     priya = DiscordUser.objects.get(user_disc_id=USER["priya.k"])
-    actions.set_privacy_level(priya, PrivacyLevel.FULL)
+    actions.set_privacy_level(priya, PrivacyLevel.FULL, actor=TEST_ACTOR)
     html = replay(world, world.record_a)
     assert "Exclusion log of the replay" in html
     rows = exclusion_rows(html.split("Exclusion log of the replay")[1])
@@ -177,7 +178,7 @@ def test_replay_now_is_unchanged_when_nothing_changed(world: World) -> None:
 def test_replay_now_shows_the_edited_memory(world: World) -> None:
     extractor = PersonalMemory.objects.get(content="{user} is building a fume extractor for the soldering bench")
     screws = PersonalMemory.objects.get(content="{user} prefers metric screws")
-    actions.update_personal_memory(screws, content="{user} prefers imperial screws")
+    actions.update_personal_memory(screws, content="{user} prefers imperial screws", actor=TEST_ACTOR)
     html = replay(world, world.record_a)
     memories = (
         f"- Memories: ID:{extractor.pk} Pree is building a fume extractor for the soldering bench; "
@@ -191,7 +192,7 @@ def test_replay_now_shows_the_edited_memory(world: World) -> None:
 
 def test_replay_now_applies_todays_privacy_level(world: World) -> None:
     priya = DiscordUser.objects.get(user_disc_id=USER["priya.k"])
-    actions.set_privacy_level(priya, PrivacyLevel.FULL)
+    actions.set_privacy_level(priya, PrivacyLevel.FULL, actor=TEST_ACTOR)
     html = replay(world, world.record_a)
     greeting = "Pree: afternoon everyone, the resin printer finally arrived"
     assert f'<div class="del">-{greeting}</div>' in html

@@ -37,6 +37,7 @@ from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ContextItem
 from personas import actions
 from personas.models import DiscordUser, Persona, PrivacyLevel, Reminder, ServerEmoji
+from tests.actors import TEST_ACTOR
 from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, OKABE, REI, SORA, Demo
 
 SECRET = "my new address is 4 Harbor Lane"
@@ -97,7 +98,7 @@ def test_p01_a_full_users_message_is_absent_from_the_next_prompt_and_the_exclusi
 def test_p01_switching_an_identity_to_full_removes_their_earlier_message_from_the_next_prompt(demo):
     post(demo, JUN, "the vending machine on floor 3 eats coins")
     [before] = post(demo, MINA, f"{demo.mention()} any news?").records
-    actions.set_privacy_level(DiscordUser.objects.get(user_disc_id=JUN), PrivacyLevel.FULL)
+    actions.set_privacy_level(DiscordUser.objects.get(user_disc_id=JUN), PrivacyLevel.FULL, actor=TEST_ACTOR)
     [after] = post(demo, MINA, f"{demo.mention()} and now?").records
 
     assert "vending machine" in prompt_text(before)

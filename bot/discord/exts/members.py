@@ -38,7 +38,13 @@ class Member:
         return cls(str(user.id), user.name, user.global_name)
 
     def row(self) -> m.DiscordUser:
-        return actions.register_user(self.disc_id, username=self.username, global_name=self.global_name)
+        return actions.register_user(
+            self.disc_id, username=self.username, global_name=self.global_name, actor=self.actor
+        )
+
+    @property
+    def actor(self) -> actions.Actor:
+        return actions.Actor.slash_command(self.disc_id)
 
 
 def pick_persona(state: ServerState, name: str | None) -> PersonaInfo | None:
@@ -63,7 +69,7 @@ def describe_privacy(member: Member) -> str:
 
 
 def change_privacy(member: Member, level: int) -> str:
-    actions.set_privacy_level(member.row(), level)
+    actions.set_privacy_level(member.row(), level, actor=member.actor)
     chosen = m.PrivacyLevel(level)
     return f"Your privacy level is now **{chosen.name.title()}**.\n{PRIVACY_LABELS[chosen]}"
 
@@ -87,12 +93,12 @@ def forget_memory(member: Member, persona: PersonaInfo, memory_id: int) -> str:
     ).first()
     if memory is None:
         return f"{persona.persona_nickname} has no memory #{memory_id} about you."
-    actions.delete_personal_memory(memory)
+    actions.delete_personal_memory(memory, actor=member.actor)
     return f"{persona.persona_nickname} forgot memory #{memory_id}."
 
 
 def forget_all_memories(member: Member, persona: PersonaInfo) -> str:
-    count = actions.delete_personal_memories(member.row(), visible_lineages(persona))
+    count = actions.delete_personal_memories(member.row(), visible_lineages(persona), actor=member.actor)
     noun = "memory" if count == 1 else "memories"
     return f"{persona.persona_nickname} forgot {count} {noun} about you, shared ones included."
 
@@ -112,7 +118,7 @@ def cancel_reminder(member: Member, state: ServerState, reminder_id: int) -> str
     reminder = m.Reminder.objects.filter(_member_reminders(member, state), pk=reminder_id).first()
     if reminder is None:
         return f"You have no pending reminder #{reminder_id} here."
-    actions.cancel_reminder(reminder)
+    actions.cancel_reminder(reminder, actor=member.actor)
     return f"Reminder #{reminder_id} is cancelled."
 
 

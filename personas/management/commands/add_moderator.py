@@ -57,7 +57,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         server = find_server(options["server"])
         try:
-            grant = actions.add_moderator(options["username"], server)
+            actor = actions.Actor.system("manage.py add_moderator")
+            grant = actions.add_moderator(options["username"], server, actor=actor)
         except actions.ActionError as exc:
             raise CommandError(str(exc)) from exc
         name = grant.account.get_username()

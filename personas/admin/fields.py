@@ -62,7 +62,7 @@ class TextListField(forms.CharField):
             return [str(v) for v in value]
         text = super().to_python(value)
         items: list[str] = []
-        for part in _SEPARATORS.split(text):
+        for part in _SEPARATORS.split(text or ""):
             item = part.strip()
             if item and item not in items:
                 items.append(item)

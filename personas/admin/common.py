@@ -1,0 +1,128 @@
+"""Helpers every personas admin module shares: excerpts, lineage labels and filters, action refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.contrib.admin import AdminSite
+from django.core.exceptions import ValidationError
+from django.db.models import Field, Model, OuterRef, QuerySet, Subquery, URLField
+from django.http import HttpRequest
+
+from personas import actions
+from personas.admin.scoping import (
+    scoped_like_admin,
+)
+from personas.models import (
+    GLOBAL_LINEAGE_ID,
+    Persona,
+    PersonaLineage,
+)
+
+EXCERPT_CHARS = 90
+# Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).
+URL_FIELD_OVERRIDES: dict[type[Field[Any, Any]], dict[str, Any]] = {URLField: {"assume_scheme": "https"}}
+
+
+class ConsoleMedia:
+    """The console's stylesheet, for pages with tabular inlines (they must fit the window)."""
+
+    css = {"all": ["personas/console.css"]}
+
+
+def excerpt(text: str | None) -> str:
+    text = (text or "").replace("\n", " ")
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def lineage_label(lineage_id: int, names: dict[int, str]) -> str:
+    if lineage_id == GLOBAL_LINEAGE_ID:
+        return "0 · global (every persona)"
+    name = names.get(lineage_id)
+    return f"{lineage_id} · {name}" if name else str(lineage_id)
+
+
+def lineage_names(lineage_ids: set[int], request: HttpRequest, site: AdminSite) -> dict[int, str]:
+    """Who uses each lineage, for labels: the personas holding it, else its registry label (two queries).
+
+    Only personas and registry rows the reader may see name a lineage: a lineage shared with another
+    server's persona must not tell a moderator that server's name.
+    """
+    holders: dict[int, list[str]] = {}
+    personas = scoped_like_admin(site, request, Persona.objects.filter(persona_lineage_id__in=lineage_ids))
+    for persona in personas.select_related("server").order_by("persona_lineage_id", "persona_id"):
+        holders.setdefault(persona.persona_lineage_id, []).append(f"{persona.persona_nickname} ({persona.server})")
+    names = {lid: ", ".join(who) for lid, who in holders.items()}
+    missing = lineage_ids - names.keys() - {GLOBAL_LINEAGE_ID}
+    registry = scoped_like_admin(site, request, PersonaLineage.objects.filter(id__in=missing))
+    for lid, label in registry.values_list("id", "label"):
+        names[lid] = f"{label} (no persona)" if label else "no persona"
+    return names
+
+
+class LineageListFilter(admin.SimpleListFilter):
+    """Filter rows by the lineage ids present in the table (0 = global), labelled with their personas."""
+
+    title = "lineage"
+    parameter_name = "lineage"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        # The rows the reader may see, not the whole table: other servers' lineages stay unnamed.
+        rows = model_admin.get_queryset(request).order_by()
+        present = set(rows.values_list("persona_lineage_id", flat=True).distinct())
+        names = lineage_names(present, request, model_admin.admin_site)
+        return [(str(lid), lineage_label(lid, names)) for lid in sorted(present)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value is None:
+            return queryset
+        try:
+            return queryset.filter(persona_lineage_id=int(value))
+        except ValueError:
+            return queryset.none()
+
+
+def lineage_registry_label() -> Subquery:
+    """The registry label of each row's lineage, as one correlated subquery (no query per row)."""
+    return Subquery(PersonaLineage.objects.filter(id=OuterRef("persona_lineage_id")).values("label")[:1])
+
+
+def adopt(target: Model, saved: Model) -> None:
+    """Copy a row saved by an action onto the instance the admin form built, so logging and redirects work."""
+    for field in target._meta.concrete_fields:
+        setattr(target, field.attname, getattr(saved, field.attname))
+    target._state.adding = False
+
+
+class LineageColumnMixin:
+    """``lineage`` column: the id and its registry label, read from an annotation."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).annotate(lineage_name=lineage_registry_label())  # type: ignore[misc]
+
+    @admin.display(description="lineage", ordering="persona_lineage_id")
+    def lineage(self, obj: Any) -> str:
+        if obj.persona_lineage_id == GLOBAL_LINEAGE_ID:
+            return "0 · global"
+        label = getattr(obj, "lineage_name", "")
+        return f"{obj.persona_lineage_id} · {label}" if label else str(obj.persona_lineage_id)
+
+
+def refusal(exc: actions.ActionError) -> ValidationError:
+    """An action's refusal as a form error, next to the field it is about when it names one."""
+    return ValidationError({exc.field: str(exc)} if exc.field else str(exc))
+
+
+class PersonaOfServerForm(forms.ModelForm):
+    """Rows that name both a server and a persona must name a persona of that server."""
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        server, persona = data.get("server"), data.get("persona")
+        if server is not None and persona is not None and persona.server_id != server.pk:
+            raise ValidationError({"persona": f"{persona} is not a persona of {server}."})
+        return data
