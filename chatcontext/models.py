@@ -71,9 +71,10 @@ class PromptRecord(models.Model):
     usage = models.JSONField(default=dict, blank=True)
     # Discord user ids whose messages or profile this record contains (forget-me finds them here).
     subject_user_ids = models.JSONField(default=list, blank=True)
-    # The persona's tool calls of the turn, in order: name, arguments, result or refusal, rows written
-    # (bot.conversation.tools.loop.ToolCallRecord.as_json).
-    tool_calls = models.JSONField(default=list, blank=True)
+    # The persona's tool calls of the turn: the tools offered, the rounds, whether the provider refused
+    # tools, and each call in order (name, arguments, result or refusal, rows written). Empty: the
+    # turn offered no tools.
+    tool_calls = models.JSONField(default=dict, blank=True)
 
     objects = PromptRecordQuerySet.as_manager()
 

@@ -38,6 +38,7 @@ from personas.models import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+from personas.provenance import NO_PROVENANCE, Provenance, clear_provenance
 
 # Sent inside ``forget_user``'s transaction with ``user_disc_id``: an app that keeps people's messages
 # in tables of its own (the playground's channels, bot.playground) deletes them there and returns
@@ -177,17 +178,24 @@ def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) 
     return text
 
 
-def add_personal_memory(user: DiscordUser, lineage_id: int, content: str, tags: Iterable[str] = ()) -> PersonalMemory:
+def add_personal_memory(
+    user: DiscordUser,
+    lineage_id: int,
+    content: str,
+    tags: Iterable[str] = (),
+    *,
+    provenance: Provenance = NO_PROVENANCE,
+) -> PersonalMemory:
     """Store a memory about ``user`` in ``lineage_id`` (0 = every persona of every server).
 
     Enforces MAX_MEMORY_LENGTH per memory and MAX_PERSONAL_MEMORIES per (user, lineage), counting
-    lineage-0 rows (data-model.md §2.11, §3).
+    lineage-0 rows (data-model.md §2.11, §3). ``provenance``: the turn of a tool call that wrote it.
     """
     with transaction.atomic():
         _lock(user)
         text = check_new_personal_memory(user, lineage_id, content)
         return PersonalMemory.objects.create(
-            user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags)
+            user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags), **provenance.fields()
         )
 
 
@@ -232,6 +240,7 @@ def add_server_memory(
     *,
     persona: Persona | None = None,
     user: DiscordUser | None = None,
+    provenance: Provenance = NO_PROVENANCE,
 ) -> ServerMemory:
     """Store a memory of ``server`` for the personas of ``lineage_id`` (0 = every persona of the server).
 
@@ -248,6 +257,7 @@ def add_server_memory(
             tags=_clean_tags(tags),
             persona=persona,
             user=user,
+            **provenance.fields(),
         )
 
 
@@ -442,6 +452,7 @@ def forget_user(user_disc_id: str) -> ForgetResult:
         counts["voice_transcripts"] = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
         counts["voice_transcripts"] += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids - {""})
         counts["prompt_records"] = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        clear_provenance(record_ids=record_ids, message_ids=message_ids)
         answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
     return ForgetResult(**counts)

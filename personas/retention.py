@@ -1,7 +1,8 @@
 """Prompt-record retention: delete records older than each server's ``ServerSettings.retention_days``.
 
 Servers are grouped by their retention (a server without a settings row gets the default, 30 days),
-so the work is one delete loop per distinct retention value, not per server. Deletes go in batches
+so the work is one delete loop per distinct retention value, not per server. A memory or reminder a
+tool call wrote forgets the record it came from with it (``personas.provenance``). Deletes go in batches
 of primary keys so a large backlog never holds one long transaction or lock. Log lines carry counts
 only: no server ids, names or record content.
 """
@@ -13,12 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.db import transaction
 from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerSettings
+from personas.provenance import clear_provenance
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +59,9 @@ def prune_prompt_records(*, now: datetime | None = None, batch_size: int = DELET
             ids = list(old.order_by("pk").values_list("pk", flat=True)[:batch_size])
             if not ids:
                 break
-            PromptRecord.objects.filter(pk__in=ids).delete()
+            with transaction.atomic():
+                PromptRecord.objects.filter(pk__in=ids).delete()
+                clear_provenance(record_ids=ids)
             batches += 1
             removed_here += len(ids)
             logger.info("retention: batch %d deleted %d prompt records (policy %d days)", batches, len(ids), days)

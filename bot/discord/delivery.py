@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import discord
 
 from bot.conversation.texts import ERROR_MESSAGES, localized
+from bot.conversation.tools.notices import NOTICE_COLOR, Notice
 from chatcontext.types import PersonaInfo, ReplyNoticeState
 
 logger = logging.getLogger(__name__)
@@ -244,6 +245,38 @@ async def send_as_persona(
         pieces = _named(persona, text)
     sent = [await channel.send(piece, allowed_mentions=SAFE_MENTIONS) for piece in pieces]
     return Delivery([str(m.id) for m in sent], via_webhook=False)
+
+
+def notice_embed(notice: Notice) -> discord.Embed:
+    """A tool's confirmation as the history reader recognises it (BC6-03: the footer token wins)."""
+    embed = discord.Embed(title=notice.title, description=notice.description, color=NOTICE_COLOR)
+    embed.set_footer(text=notice.footer)
+    return embed
+
+
+async def send_notices(
+    channel: discord.abc.Messageable, persona: PersonaInfo, notices: list[Notice], *, webhooks: WebhookRegistry
+) -> Delivery:
+    """Post tool confirmations as ``persona``: the bot account for the main persona, the channel
+    webhook for alters (natively when the channel has none)."""
+    hook = await _alter_webhook(webhooks, channel) if persona.is_alter else None
+    thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
+    ids: list[str] = []
+    for notice in notices:
+        if hook is not None:
+            message = await hook.send(
+                "",
+                username=persona.persona_nickname,
+                avatar_url=persona.webhook_avatar_url or discord.utils.MISSING,
+                embed=notice_embed(notice),
+                allowed_mentions=SAFE_MENTIONS,
+                thread=thread,
+                wait=True,
+            )
+        else:
+            message = await channel.send(embed=notice_embed(notice), allowed_mentions=SAFE_MENTIONS)
+        ids.append(str(message.id))
+    return Delivery(ids, via_webhook=hook is not None)
 
 
 async def send_error_notice(trigger: discord.Message, locale: str | None) -> None:

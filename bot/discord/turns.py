@@ -20,7 +20,8 @@ from channels.db import database_sync_to_async
 from bot.conversation.admission import Admission
 from bot.conversation.runner import DeliveryRefused, TurnJob
 from bot.conversation.state import ServerState, load_server_state
-from bot.discord.delivery import Delivery, WebhookRegistry, deliver_reply, send_error_notice
+from bot.conversation.tools.notices import Notice
+from bot.discord.delivery import Delivery, WebhookRegistry, deliver_reply, send_error_notice, send_notices
 from bot.discord.transport import DiscordTransport, to_author, to_member_info
 from chatcontext.types import Author, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
 
@@ -92,6 +93,18 @@ class DiscordOutlet:
             with contextlib.suppress(discord.HTTPException):
                 await stack.enter_async_context(self.channel.typing())
             yield None
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Notice]) -> None:
+        try:
+            await send_notices(self.channel, persona, notices, webhooks=self.webhooks)
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        try:
+            await self.channel.get_partial_message(int(message_id)).add_reaction(emoji)  # type: ignore[attr-defined]
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
 
 
 @dataclass(frozen=True)

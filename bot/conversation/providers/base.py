@@ -78,12 +78,15 @@ class Provider(Protocol):
         on_delta: DeltaSink | None = None,
         tools: Sequence[ToolSpec] = (),
         followups: Sequence[dict[str, Any]] = (),
+        tool_choice: str = "auto",
     ) -> GenerationResult:
         """One reply for the assembled prompt; raises ProviderError on failure. With ``stream`` and
         ``on_delta``, the pieces of the reply are passed to ``on_delta`` as they arrive. With
         ``tools``, the result may hold ``tool_calls`` instead of (or besides) text; ``followups``
-        are appended after the prompt's messages. The runner passes ``tools`` and ``followups`` only
-        on a turn that offers tools, to providers whose ``supports_tools`` is true."""
+        are appended after the prompt's messages; ``tool_choice="none"`` asks for the reply with the
+        tools still described (the last round of a turn whose calls ran out). The runner passes
+        ``tools`` and ``followups`` only on a turn that offers tools, to providers whose
+        ``supports_tools`` is true."""
 
 
 def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, str]]:

@@ -111,6 +111,7 @@ class OpenAICompatProvider:
         on_delta: DeltaSink | None = None,
         tools: Sequence[ToolSpec] = (),
         followups: Sequence[dict[str, Any]] = (),
+        tool_choice: str = "auto",
     ) -> GenerationResult:
         messages: list[dict[str, Any]] = [*to_chat_messages(items), *followups]
         offered = [tool.as_openai() for tool in tools]
@@ -120,10 +121,11 @@ class OpenAICompatProvider:
         while True:
             try:
                 async with asyncio.timeout(self.timeout_s):
+                    options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
                     if stream:
-                        text, usage, calls = await self._stream(messages, offered, on_delta)
+                        text, usage, calls = await self._stream(messages, options, on_delta)
                     else:
-                        text, usage, calls = await self._complete(messages, offered)
+                        text, usage, calls = await self._complete(messages, options)
             except Exception as exc:
                 if offered and _rejects_tools(exc):
                     logger.info("provider refused the tools (%s); asking once without them", _describe(exc))
@@ -143,17 +145,14 @@ class OpenAICompatProvider:
                 tools_refused=refused,
             )
 
-    def _tool_options(self, offered: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"tools": offered, "tool_choice": "auto"} if offered else {}
-
     async def _complete(
-        self, messages: list[dict[str, Any]], offered: list[dict[str, Any]]
+        self, messages: list[dict[str, Any]], options: dict[str, Any]
     ) -> tuple[str, dict[str, Any], tuple[ToolCall, ...]]:
         response = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
             extra_headers=self.request_headers,
-            **self._tool_options(offered),
+            **options,
         )
         message = response.choices[0].message if response.choices else None
         calls = tuple(
@@ -164,7 +163,7 @@ class OpenAICompatProvider:
         return (message.content if message else None) or "", _usage_dict(response.usage), calls
 
     async def _stream(
-        self, messages: list[dict[str, Any]], offered: list[dict[str, Any]], on_delta: DeltaSink | None = None
+        self, messages: list[dict[str, Any]], options: dict[str, Any], on_delta: DeltaSink | None = None
     ) -> tuple[str, dict[str, Any], tuple[ToolCall, ...]]:
         stream = await self.client.chat.completions.create(
             model=self.model_name,
@@ -172,7 +171,7 @@ class OpenAICompatProvider:
             stream=True,
             stream_options={"include_usage": True},
             extra_headers=self.request_headers,
-            **self._tool_options(offered),
+            **options,
         )
         parts: list[str] = []
         usage: dict[str, Any] = {}
