@@ -83,9 +83,7 @@ class FakeLLMServer:
                 "object": "chat.completion",
                 "created": 0,
                 "model": model,
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": entry}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": entry}, "finish_reason": "stop"}],
                 "usage": USAGE,
             }
         )
@@ -110,9 +108,7 @@ class FakeLLMServer:
             }
         )
 
-    async def _stream_calls(
-        self, request: web.Request, model: str, calls: list[tuple[str, str]]
-    ) -> web.StreamResponse:
+    async def _stream_calls(self, request: web.Request, model: str, calls: list[tuple[str, str]]) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         for i, (name, arguments) in enumerate(calls):

@@ -43,6 +43,8 @@ class FakeWebhook:
         self.sends.append(WebhookSend(content, username, avatar_url, embed))
         author = backend.make_user(username, 1)
         data = factories.make_message_dict(self.channel, author, content=content, webhook_id=self.id)
+        if isinstance(embed, discord.Embed):  # a notice: later history reads must see it
+            data["embeds"] = [embed.to_dict()]
         backend.get_state().parse_message_create(data)
         # dpytest keeps channel history in its backend state; it has no public call to add to it.
         backend._cur_config.messages.setdefault(self.channel.id, []).append(data)
@@ -69,10 +71,14 @@ class RecordingProvider:
     def __init__(self, inner: Any, calls: list[Sequence[ContextItem]]) -> None:
         self.inner, self.calls = inner, calls
         self.name, self.model_name = inner.name, inner.model_name
+        self.supports_tools = getattr(inner, "supports_tools", False)
 
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool) -> GenerationResult:
-        self.calls.append(list(items))
-        return await self.inner.generate(items, stream=stream)
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool, **tool_rounds: Any) -> GenerationResult:
+        """``tool_rounds``: the tools and follow-ups of a turn with tools; a prompt is recorded once
+        per turn, at its first round."""
+        if not tool_rounds.get("followups"):
+            self.calls.append(list(items))
+        return await self.inner.generate(items, stream=stream, **tool_rounds)
 
 
 @dataclass
