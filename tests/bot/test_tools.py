@@ -13,6 +13,7 @@ import pytest
 from django.utils import timezone
 
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from chatcontext.api import RecordDetailOut
 from chatcontext.models import PromptRecord
 from chatcontext.types import StreamingContext
 from personas import actions
@@ -251,3 +252,13 @@ async def test_a_malformed_call_answers_an_error_writes_nothing_and_the_turn_sti
     [record] = await records()
     assert record.tool_calls["calls"][0]["status"] == "error"
     assert llm_server.requests[1]["messages"][-1]["content"].startswith("Error: ")
+
+
+async def test_the_api_record_detail_shows_the_tool_calls(harness, llm_server):
+    await setup(harness, llm_server)
+    llm_server.script = [remember("ann", "Ann likes tea"), "Noted."]
+    await dpytest.message("tomori, remember I like tea", member=harness.member(0))
+    [record] = await records()
+
+    detail = await run_db(lambda: RecordDetailOut.from_orm(PromptRecord.objects.get(pk=record.pk)).model_dump())
+    assert detail["tool_calls"]["calls"][0]["name"] == "remember_user_fact"
