@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from personas import actions, tool_actions
 from personas import models as m
-from personas.provenance import Provenance
+from personas.provenance import Provenance, clear_provenance
 
 pytestmark = pytest.mark.django_db
 
@@ -116,3 +116,17 @@ def test_self_teaching_off_refuses_memories() -> None:
     with pytest.raises(tool_actions.ToolWriteRefused):
         tool_actions.learn_about_user(persona, user, "x")
     assert not m.PersonalMemory.objects.exists()
+
+
+def test_clear_provenance_drops_pointers_at_deleted_records_and_forgotten_messages() -> None:
+    """What retention (record ids) and forget-me (record ids and the forgotten author's message ids) call."""
+    persona, [bob] = world(["minimal"], False, False)
+    memory = tool_actions.learn_about_user(persona, bob, "likes trains", provenance=Provenance("555", 42))
+    assert (memory.source_message_disc_id, memory.source_prompt_record_id) == ("555", 42)
+
+    assert clear_provenance(record_ids=[42]) == 1
+    memory.refresh_from_db()
+    assert memory.source_prompt_record_id is None and memory.source_message_disc_id == "555"
+    assert clear_provenance(message_ids=["555"]) == 1
+    memory.refresh_from_db()
+    assert memory.source_message_disc_id == ""
