@@ -256,6 +256,10 @@ LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOIN
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
 # Time budget of one image download for a vision model (bot.conversation.media).
 MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS", "10") or 10)
+# Persona tools (bot.conversation.tools): model rounds with tool calls per turn before the reply is
+# asked for without tools, and how long one tool call may take.
+LLM_TOOL_MAX_ROUNDS = int(os.environ.get("LLM_TOOL_MAX_ROUNDS", "3") or 3)
+LLM_TOOL_TIMEOUT_SECONDS = float(os.environ.get("LLM_TOOL_TIMEOUT_SECONDS", "10") or 10)
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # Tunables of the context pipeline (data-model.md §3, build-context.md §0.1): the one place they are

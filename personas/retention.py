@@ -1,7 +1,9 @@
 """Prompt-record retention: delete records older than each server's ``ServerSettings.retention_days``.
 
 Servers are grouped by their retention (a server without a settings row gets the default, 30 days),
-so the work is one delete loop per distinct retention value, not per server. Deletes go in batches
+so the work is one delete loop per distinct retention value, not per server. A memory or reminder a
+tool call wrote forgets the record it came from with it (``personas.provenance``, cleared by
+chatcontext's store in the same transaction). Deletes go in batches
 of primary keys so a large backlog never holds one long transaction or lock. Log lines carry counts
 only: no server ids, names or record content. The records are chatcontext's; it deletes them
 (``personas.forgetting``).

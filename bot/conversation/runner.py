@@ -14,8 +14,11 @@ trigger (``bot.conversation.admission.admit_message``), plans it on a ``TurnPlan
 3. **deliver**: the outlet posts the reply or, when none came, tells the channel so;
 4. **record**: the prompt record with its turn snapshot, whatever 2 and 3 did.
 
-What the persona does besides replying (tool calls) belongs between 2 and 3: it reads the reply of
-record and the turn's context, and the record of 4 says what it did.
+What the persona does besides replying happens in 2: on a turn that offers tools
+(``bot.conversation.tools.gating``) the provider and the tools take bounded rounds
+(``bot.conversation.tools.loop``) until the reply of record; in 3 the reply's ``@handle``s become
+pings and the tools' confirmations are posted after it; the record of 4 holds every call, and the
+rows the calls wrote are pointed at it.
 
 The surfaces differ only in their ``Outlet`` (where the turn reads and speaks) and in the ``db``
 adapter the runner is built with (``bot.conversation.db``): the bot closes stale connections around
@@ -31,12 +34,21 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from django.conf import settings
+
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
 from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
+from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
+from bot.conversation.tools.base import Tool, ToolTurn
+from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from bot.conversation.tools.loop import ToolRun, generate_with_tools
+from bot.conversation.tools.mentions import ping_handles
+from bot.conversation.tools.notices import Notice
+from chatcontext.participants.target_index import collect_target_index
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
 from chatcontext.snapshot.capture import RecordingTransport, snapshot_or_empty
@@ -55,6 +67,7 @@ from chatcontext.types import (
     ReplyNoticeState,
 )
 from chatcontext.voice.cache import TranscriptCache
+from personas.provenance import attach_prompt_record
 
 if TYPE_CHECKING:
     from chatcontext.models import PromptRecord
@@ -68,11 +81,6 @@ EMPTY_REPLY = "provider returned an empty reply"
 # the playground.
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
-
-
-class DeliveryRefused(Exception):
-    """The surface refused a post (Discord answered with an HTTP error). The message is short and
-    names no one: it becomes the prompt record's error."""
 
 
 class TurnTransport(ChatTransport, RecordingTransport, Protocol):
@@ -113,6 +121,12 @@ class Outlet(Protocol[R_co]):
 
     async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
         """Tell the channel that no reply was generated; raises ``DeliveryRefused``."""
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Notice]) -> None:
+        """Post the confirmations of ``persona``'s tool calls as notices; raises ``DeliveryRefused``."""
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        """React to a message of the channel as the bot; raises ``DeliveryRefused``."""
 
 
 def message_turn(message: DiscordMessage, personas: tuple[PersonaInfo, ...]) -> LockedTurn:
@@ -237,10 +251,23 @@ class TurnRunner:
 
         provider = self.provider_factory(job.server.provider, persona.persona_nickname)
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
-        result, error = await self._generate(provider, prompt.items, outlet, persona, live=job.server.stream_replies)
-        # The reply of record. What the persona does besides replying (tool calls) belongs here,
-        # between generating and delivering (module docstring).
-        reply_text = result.text.strip() if result else ""
+        tools = await self._offered_tools(job, ctx, provider)
+        # Filled as the calls run, so a provider failure after a call still records what it wrote.
+        run = ToolRun(offered=[tool.name for tool in tools])
+        turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock()) if tools else None
+        result, error = await self._generate(
+            provider,
+            prompt.items,
+            outlet,
+            persona,
+            live=job.server.stream_replies,
+            tools=tools,
+            turn_tools=turn_tools,
+            run=run,
+        )
+        # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
+        index, _ = collect_target_index(ctx.context_items)
+        reply_text = ping_handles(result.text.strip(), index) if result else ""
         reply: R | None = None
         if reply_text:
             try:
@@ -256,6 +283,11 @@ class TurnRunner:
         else:
             error = error or EMPTY_REPLY
             await self._notify_failure(outlet, ctx.current_persona, locale)
+        if run.notices:
+            try:
+                await outlet.post_notices(ctx.current_persona, run.notices)
+            except DeliveryRefused as exc:
+                logger.warning("tool confirmations not delivered (%s)", exc)
         record = await self.db(store_prompt_record)(
             ctx,
             snapshot=await self.db(snapshot_or_empty)(turn, transport),
@@ -267,20 +299,60 @@ class TurnRunner:
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
             images=prompt.record,
+            tool_calls=run.as_json() if tools else None,
+            tool_subjects=run.subjects,
         )
+        if run.written:
+            await self.db(attach_prompt_record)(run.written, record.pk)
         return TurnResult(record, reply)
 
     async def _generate(
-        self, provider: Provider, items: Sequence[ContextItem], outlet: Outlet[R], persona: PersonaInfo, *, live: bool
+        self,
+        provider: Provider,
+        items: Sequence[ContextItem],
+        outlet: Outlet[R],
+        persona: PersonaInfo,
+        *,
+        live: bool,
+        tools: list[Tool],  # type: ignore[type-arg]
+        turn_tools: ToolTurn | None,
+        run: ToolRun,
     ) -> tuple[GenerationResult | None, str]:
-        """``live``: the server shows the reply while it is written (its stream-replies setting)."""
+        """``live``: the server shows the reply while it is written (its stream-replies setting);
+        with ``tools`` the model may call them for a few rounds before the reply of record."""
         async with outlet.composing(persona) as on_delta:
+            sink = on_delta if live else None  # nothing shows a partial reply: the provider gets no sink
             try:
-                if on_delta is None or not live:  # nothing shows a partial reply: the provider gets no sink
-                    return await provider.generate(items, stream=self.stream), ""
-                return await provider.generate(items, stream=self.stream, on_delta=on_delta), ""
+                if tools and turn_tools is not None:
+                    result = await generate_with_tools(
+                        provider,
+                        items,
+                        tools,
+                        turn_tools,
+                        run,
+                        stream=self.stream,
+                        on_delta=sink,
+                        max_rounds=settings.LLM_TOOL_MAX_ROUNDS,
+                        timeout_s=settings.LLM_TOOL_TIMEOUT_SECONDS,
+                    )
+                elif sink is None:
+                    result = await provider.generate(items, stream=self.stream)
+                else:
+                    result = await provider.generate(items, stream=self.stream, on_delta=sink)
             except ProviderError as exc:
                 return None, str(exc)
+        return result, ""
+
+    async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
+        """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only
+        when the turn and the provider could take tools at all."""
+        persona_id = ctx.current_persona.persona_id
+        provider_tools = job.server.provider.tools and getattr(provider, "supports_tools", False)
+        if not turn_allows_tools(ctx.streaming_context, provider_tools=provider_tools, persona_id=persona_id):
+            return []
+        assert persona_id is not None
+        policy = await self.db(ToolPolicy.load)(job.server.server_id, persona_id)
+        return offered_tools(ctx.streaming_context, policy)
 
     async def _notify_failure(self, outlet: Outlet[R], persona: PersonaInfo, locale: str) -> None:
         try:

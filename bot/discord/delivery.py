@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import discord
 
 from bot.conversation.texts import ERROR_MESSAGES, localized
+from bot.conversation.tools.notices import NOTICE_COLOR, Notice
 from chatcontext.types import PersonaInfo, ReplyNoticeState
 
 logger = logging.getLogger(__name__)
@@ -308,6 +309,38 @@ async def send_as_persona(
         return Delivery([], via_webhook=False)
     speaker = await persona_speaker(channel, persona, webhooks=webhooks)
     return await post_pieces(speaker, speaker.pieces(text))
+
+
+def notice_embed(notice: Notice) -> discord.Embed:
+    """A tool's confirmation as the history reader recognises it (BC6-03: the footer token wins)."""
+    embed = discord.Embed(title=notice.title, description=notice.description, color=NOTICE_COLOR)
+    embed.set_footer(text=notice.footer)
+    return embed
+
+
+async def send_notices(
+    channel: discord.abc.Messageable, persona: PersonaInfo, notices: list[Notice], *, webhooks: WebhookRegistry
+) -> Delivery:
+    """Post tool confirmations as ``persona``: the bot account for the main persona, the channel
+    webhook for alters (natively when the channel has none)."""
+    hook = await _alter_webhook(webhooks, channel) if persona.is_alter else None
+    thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
+    ids: list[str] = []
+    for notice in notices:
+        if hook is not None:
+            message = await hook.send(
+                "",
+                username=persona.persona_nickname,
+                avatar_url=persona.webhook_avatar_url or discord.utils.MISSING,
+                embed=notice_embed(notice),
+                allowed_mentions=SAFE_MENTIONS,
+                thread=thread,
+                wait=True,
+            )
+        else:
+            message = await channel.send(embed=notice_embed(notice), allowed_mentions=SAFE_MENTIONS)
+        ids.append(str(message.id))
+    return Delivery(ids, via_webhook=hook is not None)
 
 
 async def send_error_notice(trigger: discord.Message, locale: str | None) -> None:

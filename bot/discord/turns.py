@@ -21,6 +21,7 @@ from bot.conversation.admission import Admission
 from bot.conversation.providers import DeltaSink
 from bot.conversation.runner import DeliveryRefused, TurnJob
 from bot.conversation.state import ServerState, load_server_state
+from bot.conversation.tools.notices import Notice
 from bot.discord.delivery import (
     Delivery,
     WebhookRegistry,
@@ -28,6 +29,7 @@ from bot.discord.delivery import (
     persona_speaker,
     reply_notice_embed,
     send_error_notice,
+    send_notices,
 )
 from bot.discord.streaming import LiveReply, Pacing
 from bot.discord.transport import DiscordTransport, to_author, to_member_info
@@ -101,6 +103,18 @@ class DiscordOutlet:
             with contextlib.suppress(discord.HTTPException):
                 await stack.enter_async_context(self.channel.typing())
             yield None
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Notice]) -> None:
+        try:
+            await send_notices(self.channel, persona, notices, webhooks=self.webhooks)
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        try:
+            await self.channel.get_partial_message(int(message_id)).add_reaction(emoji)  # type: ignore[attr-defined]
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ def message_payloads(
                     if reply is not None
                     else None
                 ),
+                "embeds": [dict(e) for e in row.embeds or []],
                 "reactions": [
                     {"emoji": r["emoji"], "users": list(r["users"])} for r in row.reactions or [] if r.get("users")
                 ],

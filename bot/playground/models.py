@@ -97,6 +97,9 @@ class PlaygroundMessage(models.Model):
     reactions = models.JSONField(default=list, blank=True)
     # [{"id", "name", "content_type", "size", "path"}]; path is relative to the upload directory.
     attachments = models.JSONField(default=list, blank=True)
+    # The notices a persona posts with a message (a memory learned, a reminder set), as Discord embeds:
+    # [{"title", "description", "footer_text", "color"}].
+    embeds = models.JSONField(default=list, blank=True)
 
     class Meta:
         db_table = "playground_messages"

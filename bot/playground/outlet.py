@@ -17,7 +17,9 @@ from typing import ClassVar
 from bot.conversation.db import in_callers_transaction as db
 from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink
+from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.texts import ERROR_MESSAGES, localized
+from bot.conversation.tools.notices import Notice
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
@@ -74,6 +76,26 @@ class PlaygroundOutlet:
         account itself."""
         streamed = persona.persona_id in self._streaming
         await self._post(localized(ERROR_MESSAGES, locale), persona=None, stream_of=persona if streamed else None)
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Notice]) -> None:
+        """Tool confirmations, as Discord shows them: a message of the persona with the notice embed."""
+        for notice in notices:
+            row = await db(store.store_bot_message)(
+                self.channel,
+                "",
+                persona=persona,
+                bot_user=self.bot_user,
+                reply_to=None,
+                now_ms=self.clock(),
+                embeds=[notice.as_json()],
+            )
+            await live.publish_message(self.channel, row, self.bot_user)
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        row = await db(store.react_as_bot)(self.channel, message_id, emoji, self.bot_user.id)
+        if row is None:
+            raise DeliveryRefused("HTTP 404")
+        await live.publish_message(self.channel, row, self.bot_user)
 
     async def _post(
         self, text: str, *, persona: PersonaInfo | None, stream_of: PersonaInfo | None

@@ -199,10 +199,11 @@ def store_bot_message(
     bot_user: Author,
     reply_to: PlaygroundMessage | None,
     now_ms: int,
+    embeds: list[dict[str, object]] | None = None,
 ) -> PlaygroundMessage:
     """What the platform posts: a persona's reply (the main persona as the bot account, an alter
     through the channel webhook under its own name, as ``bot.discord.delivery`` does on Discord), or a
-    notice of the bot itself when ``persona`` is None."""
+    notice of the bot itself when ``persona`` is None; ``embeds``: a tool's confirmation notices."""
     [message_id] = allocate_snowflakes(1, now_ms)
     via_webhook = persona is not None and persona.is_alter
     return PlaygroundMessage.objects.create(
@@ -216,7 +217,18 @@ def store_bot_message(
         content=text,
         created_at_ms=now_ms,
         reply_to=reply_to,
+        embeds=embeds or [],
     )
+
+
+def react_as_bot(channel: PlaygroundChannel, message_disc_id: str, emoji: str, bot_id: str) -> PlaygroundMessage | None:
+    """The bot's reaction on a message of the channel (kept when it reacted so already); None when
+    the channel has no such message."""
+    row = PlaygroundMessage.objects.filter(channel=channel, disc_id=message_disc_id).first()
+    if row is None:
+        return None
+    already = any(r.get("emoji") == emoji and bot_id in r.get("users", []) for r in row.reactions or [])
+    return row if already else toggle_reaction(row, emoji, bot_id)
 
 
 def toggle_reaction(message: PlaygroundMessage, emoji: str, user_disc_id: str) -> PlaygroundMessage:

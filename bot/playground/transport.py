@@ -25,6 +25,7 @@ from chatcontext.transport import TransportError
 from chatcontext.types import (
     Author,
     DiscordMessage,
+    Embed,
     MemberInfo,
     MessageReference,
     Reaction,
@@ -149,6 +150,15 @@ class PlaygroundTransport:
             clean_content=self._clean(row.content),
             reference=MessageReference(message_id=reply_to, channel_id=self._channel.disc_id) if reply_to else None,
             attachments=tuple(as_attachment(a) for a in row.attachments or []),
+            embeds=tuple(
+                Embed(
+                    title=e.get("title"),
+                    description=e.get("description"),
+                    color=e.get("color"),
+                    footer_text=e.get("footer_text"),
+                )
+                for e in row.embeds or []
+            ),
             reactions=tuple(
                 Reaction(emoji=ReactionEmoji(id=None, name=r["emoji"]), count=len(r["users"]))
                 for r in row.reactions or []

@@ -74,6 +74,7 @@ class RecordDetailOut(RecordSummaryOut):
     reply_text: str
     error: str
     usage: dict[str, Any]
+    tool_calls: dict[str, Any]  # the persona's tool calls of the turn; empty when it offered none
 
 
 class RecordFilter(FilterSchema):

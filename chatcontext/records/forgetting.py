@@ -18,6 +18,7 @@ from chatcontext.records.models import PromptRecord
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.models import VoiceTranscript
 from personas.forgetting import ForgottenRecords
+from personas.provenance import clear_provenance
 
 # Bounded IN lists: SQLite caps bound parameters, and one forgotten user may appear in many records.
 _CHUNK = 500
@@ -95,14 +96,16 @@ class PromptRecords:
         # This process's copy of the table would go on serving the transcripts; it lets go once the
         # rows are gone for good (a rolled-back forget-me leaves both as they were).
         transaction.on_commit(lambda: shared_cache.forget(message_ids, attachment_ids))
-        return ForgottenRecords(
-            prompt_records=_delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids),
-            voice_transcripts=voice,
-        )
+        deleted = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+        # A memory or reminder a tool call wrote stops naming the records and the messages that went.
+        clear_provenance(record_ids=record_ids, message_ids=message_ids)
+        return ForgottenRecords(prompt_records=deleted, voice_transcripts=voice)
 
     def prune_batch(self, server_ids: list[int], before: datetime, limit: int) -> int:
         old = PromptRecord.objects.filter(server_id__in=server_ids, created_at__lt=before)
         ids = list(old.order_by("pk").values_list("pk", flat=True)[:limit])
         if ids:
-            PromptRecord.objects.filter(pk__in=ids).delete()
+            with transaction.atomic():
+                PromptRecord.objects.filter(pk__in=ids).delete()
+                clear_provenance(record_ids=ids)
         return len(ids)

@@ -48,6 +48,10 @@ class PromptRecord(models.Model):
     )
     # Discord user ids whose messages or profile this record contains (forget-me finds them here).
     subject_user_ids = models.JSONField(default=list, blank=True)
+    # The persona's tool calls of the turn: the tools offered, the rounds, whether the provider refused
+    # tools, and each call in order (name, arguments, result or refusal, rows written). Empty: the
+    # turn offered no tools.
+    tool_calls = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "prompt_records"

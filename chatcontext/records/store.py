@@ -118,12 +118,15 @@ def store_prompt_record(
     latency_ms: int | None = None,
     usage: JSONDict | None = None,
     images: JSONDict | None = None,
+    tool_calls: JSONDict | None = None,
+    tool_subjects: Iterable[str] = (),
 ) -> PromptRecord:
     """Write one prompt record in one transaction on the live database.
 
     The server and persona are found by Discord id and nickname rather than by the context's
     internal ids, so a turn assembled on the replay database records against the live rows.
-    Raises ``Server.DoesNotExist`` when the server is not registered here.
+    Raises ``Server.DoesNotExist`` when the server is not registered here. ``tool_calls`` are the
+    persona's tool calls; the people they were about (``tool_subjects``) are subjects of the record.
     """
     output = turn_output(ctx)
     items = []
@@ -162,5 +165,8 @@ def store_prompt_record(
             latency_ms=latency_ms,
             usage=usage or {},
             images=images or {},
-            subject_user_ids=subject_user_ids(output, snapshot, bot_id=turn.bot_user.id),
+            tool_calls=tool_calls or {},
+            subject_user_ids=list(
+                dict.fromkeys([*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects])
+            ),
         )

@@ -20,6 +20,7 @@ from personas.models import (
     Server,
     ServerMemory,
 )
+from personas.provenance import NO_PROVENANCE, Provenance
 
 _Memory = TypeVar("_Memory", PersonalMemory, ServerMemory)
 
@@ -115,18 +116,24 @@ def check_new_personal_memory(user: DiscordUser, lineage_id: int, content: str) 
 
 
 def add_personal_memory(
-    user: DiscordUser, lineage_id: int, content: str, tags: Iterable[str] = (), *, actor: Actor
+    user: DiscordUser,
+    lineage_id: int,
+    content: str,
+    tags: Iterable[str] = (),
+    *,
+    actor: Actor,
+    provenance: Provenance = NO_PROVENANCE,
 ) -> PersonalMemory:
     """Store a memory about ``user`` in ``lineage_id`` (0 = every persona of every server).
 
     Enforces MAX_MEMORY_LENGTH per memory and MAX_PERSONAL_MEMORIES per (user, lineage), counting
-    lineage-0 rows (data-model.md §2.11, §3).
+    lineage-0 rows (data-model.md §2.11, §3). ``provenance``: the turn of a tool call that wrote it.
     """
     with recording(actor), transaction.atomic():
         _lock(user)
         text = check_new_personal_memory(user, lineage_id, content)
         return PersonalMemory.objects.create(
-            user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags)
+            user=user, persona_lineage_id=lineage_id, content=text, tags=_clean_tags(tags), **provenance.fields()
         )
 
 
@@ -150,6 +157,11 @@ def _update_memory(memory: _Memory, content: str | None, tags: Iterable[str] | N
 def delete_personal_memory(memory: PersonalMemory, *, actor: Actor) -> None:
     with recording(actor), transaction.atomic():
         PersonalMemory.objects.filter(pk=memory.pk).delete()
+
+
+def delete_server_memory(memory: ServerMemory, *, actor: Actor) -> None:
+    with recording(actor), transaction.atomic():
+        ServerMemory.objects.filter(pk=memory.pk).delete()
 
 
 def delete_personal_memories(user: DiscordUser, lineage_ids: Iterable[int], *, actor: Actor) -> int:
@@ -179,6 +191,7 @@ def add_server_memory(
     persona: Persona | None = None,
     user: DiscordUser | None = None,
     actor: Actor,
+    provenance: Provenance = NO_PROVENANCE,
 ) -> ServerMemory:
     """Store a memory of ``server`` for the personas of ``lineage_id`` (0 = every persona of the server).
 
@@ -195,6 +208,7 @@ def add_server_memory(
             tags=_clean_tags(tags),
             persona=persona,
             user=user,
+            **provenance.fields(),
         )
 
 

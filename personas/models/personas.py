@@ -120,6 +120,12 @@ class Persona(models.Model):
         blank=True,
         help_text="0–3, empty = the server's. Stored, but nothing reads it yet: changing it changes no reply.",
     )
+    tools_enabled = models.BooleanField(
+        "tools",
+        default=True,
+        help_text="On: the persona may act when the server allows it (remember, set reminders, react). Off: it only "
+        "replies, whatever the server's settings.",
+    )
     is_pointer = models.BooleanField(
         default=False,
         help_text=PRESET_FIELD_HELP,

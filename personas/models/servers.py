@@ -110,8 +110,20 @@ class ServerSettings(models.Model):
     self_teaching_enabled = models.BooleanField(
         "self teaching",
         default=True,
-        help_text="Stored, but nothing reads it yet: personas cannot write memories by themselves here, so this "
-        "changes nothing for now.",
+        help_text="On: personas may save what they learn as memories by themselves (a tool call, confirmed in the "
+        "channel). Off: they are not offered the memory tools; moderators still write memories.",
+    )
+    tools_enabled = models.BooleanField(
+        "persona tools",
+        default=True,
+        help_text="On: personas may act, not only reply: remember, set and cancel reminders, react to messages. "
+        "Off: no tool is offered to the model on this server.",
+    )
+    global_memories_enabled = models.BooleanField(
+        "global memories from tools",
+        default=False,
+        help_text="On: a persona's memory tools may write lineage 0 (memories every persona of every server reads) "
+        "when asked. Off: what a persona learns stays in its own lineage.",
     )
     prompt_snapshot_enabled = models.BooleanField(
         "prompt snapshots",
@@ -227,6 +239,12 @@ class ServerSettings(models.Model):
         blank=True,
         default="",
         help_text="An endpoint the operator approved (LLM_APPROVED_ENDPOINTS); empty = the platform's.",
+    )
+    llm_supports_tools = models.BooleanField(
+        "model supports tool calling",
+        default=True,
+        help_text="Off for a model without tool support (e.g. a small local model): it is sent no tools. A server that "
+        "refuses them anyway is asked once more without tools.",
     )
     llm_base_url = models.URLField(blank=True, default="")
     llm_api_key = models.CharField(max_length=256, blank=True, default="")

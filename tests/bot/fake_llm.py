@@ -2,8 +2,14 @@
 
 Behaviour is chosen by the requested model name, so one server serves every scenario:
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
-``flaky`` returns 500 once per server, then answers. Streaming requests get SSE chunks. Every request
-body is kept (``requests``), so tests read the messages, and their image parts, the server received.
+``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
+tools (a model without tool support). Streaming requests get SSE chunks. Every request body is kept
+(``requests``), so tests read the messages, and their image parts, the server received.
+
+Tool calls are scripted: each request takes the next entry of ``script`` (``tool_round(...)``: the
+assistant asks for those calls; a string: it answers that text), and answers ``reply_text`` once
+the script is used up. Streamed tool calls arrive as OpenAI sends them: the id and name first, the
+arguments in fragments.
 """
 
 from __future__ import annotations
@@ -18,9 +24,18 @@ from aiohttp import web
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
+ScriptEntry = str | list[tuple[str, str]]
+
+
+def tool_round(*calls: tuple[str, str]) -> list[tuple[str, str]]:
+    """One scripted assistant turn asking for ``(tool name, raw JSON arguments)`` calls."""
+    return list(calls)
+
+
 @dataclass
 class FakeLLMServer:
     reply_text: str = "hello from the test server"
+    script: list[ScriptEntry] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)  # of each request, names lower-cased
     base_url: str = ""
@@ -64,25 +79,73 @@ class FakeLLMServer:
         if model == "fail" or (model == "flaky" and not self._flaky_failed):
             self._flaky_failed = True
             return web.json_response({"error": {"message": "boom"}}, status=500)
+        if model == "notools" and body.get("tools"):
+            return web.json_response({"error": {"message": "tools are not supported"}}, status=400)
+        entry: ScriptEntry = self.script.pop(0) if self.script else self.reply_text
+        if isinstance(entry, list):
+            if body.get("stream"):
+                return await self._stream_calls(request, model, entry)
+            return self._calls(model, entry)
         if body.get("stream"):
-            return await self._stream(request, model)
+            return await self._stream(request, model, entry)
         return web.json_response(
             {
                 "id": "cmpl-1",
                 "object": "chat.completion",
                 "created": 0,
                 "model": model,
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": self.reply_text}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": entry}, "finish_reason": "stop"}],
                 "usage": USAGE,
             }
         )
 
-    async def _stream(self, request: web.Request, model: str) -> web.StreamResponse:
+    def _calls(self, model: str, calls: list[tuple[str, str]]) -> web.Response:
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                for i, (name, arguments) in enumerate(calls)
+            ],
+        }
+        return web.json_response(
+            {
+                "id": "cmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+                "usage": USAGE,
+            }
+        )
+
+    async def _stream_calls(self, request: web.Request, model: str, calls: list[tuple[str, str]]) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        words = self.reply_text.split(" ")
+        for i, (name, arguments) in enumerate(calls):
+            half = len(arguments) // 2
+            fragments = [
+                {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": ""}},
+                {"index": i, "function": {"arguments": arguments[:half]}},
+                {"index": i, "function": {"arguments": arguments[half:]}},
+            ]
+            for fragment in fragments:
+                chunk = {
+                    "id": "cmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {"tool_calls": [fragment]}, "finish_reason": None}],
+                }
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def _stream(self, request: web.Request, model: str, text: str) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        words = text.split(" ")
         pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
         for piece in pieces:
             chunk = {

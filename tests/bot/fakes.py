@@ -13,7 +13,7 @@ import discord.ext.test as dpytest
 from channels.db import database_sync_to_async
 from discord.ext.test import backend, factories
 
-from bot.conversation.providers import DeltaSink, GenerationResult
+from bot.conversation.providers import GenerationResult
 from bot.discord.client import UnshardedTomoriBot
 from bot.discord.delivery import WebhookRegistry
 from chatcontext.types import ContextItem
@@ -46,6 +46,8 @@ class FakeWebhook:
         self.sends.append(WebhookSend(content, username, avatar_url, embed))
         author = backend.make_user(username, 1)
         data = factories.make_message_dict(self.channel, author, content=content, webhook_id=self.id)
+        if isinstance(embed, discord.Embed):  # a notice: later history reads must see it
+            data["embeds"] = [embed.to_dict()]
         backend.get_state().parse_message_create(data)
         # dpytest keeps channel history in its backend state; it has no public call to add to it.
         backend._cur_config.messages.setdefault(self.channel.id, []).append(data)
@@ -96,12 +98,14 @@ class RecordingProvider:
     def __init__(self, inner: Any, calls: list[Sequence[ContextItem]]) -> None:
         self.inner, self.calls = inner, calls
         self.name, self.model_name = inner.name, inner.model_name
+        self.supports_tools = getattr(inner, "supports_tools", False)
 
-    async def generate(
-        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
-    ) -> GenerationResult:
-        self.calls.append(list(items))
-        return await self.inner.generate(items, stream=stream, on_delta=on_delta)
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool, **options: Any) -> GenerationResult:
+        """``options``: a streaming sink, and the tools and follow-ups of a turn with tools; a prompt is
+        recorded once per turn, at its first round."""
+        if not options.get("followups"):
+            self.calls.append(list(items))
+        return await self.inner.generate(items, stream=stream, **options)
 
 
 @dataclass

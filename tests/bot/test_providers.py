@@ -8,13 +8,15 @@ from bot.conversation.providers import (
     EchoProvider,
     OpenAICompatProvider,
     ProviderError,
+    ToolCall,
+    ToolSpec,
     build_provider,
     provider_config,
     to_chat_messages,
 )
 from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
 from personas.models import ServerSettings
-from tests.bot.fake_llm import USAGE, FakeLLMServer
+from tests.bot.fake_llm import USAGE, FakeLLMServer, tool_round
 
 ITEMS = [
     ContextItem(role="system", parts=[TextPart("You are Tomori.")]),
@@ -112,3 +114,51 @@ def test_server_settings_win_over_the_environment(settings):
 
     echo = provider_config(ServerSettings(llm_provider="echo"))
     assert echo.kind == "echo"
+
+
+REMEMBER = ToolSpec(
+    name="remember_user_fact",
+    description="Save a fact about a person.",
+    parameters={"type": "object", "properties": {"user": {"type": "string"}}, "required": ["user"]},
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_scripted_tool_calls_come_back_whole_streamed_and_not(llm_server, stream):
+    llm_server.script = [tool_round(("remember_user_fact", '{"user": "ann", "content": "has a cat"}'))]
+
+    result = await provider(llm_server, "ok").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    assert result.tool_calls == (
+        ToolCall(id="call_0", name="remember_user_fact", arguments='{"user": "ann", "content": "has a cat"}'),
+    )
+    sent = llm_server.requests[-1]
+    assert sent["tools"] == [REMEMBER.as_openai()] and sent["tool_choice"] == "auto"
+    assert not result.tools_refused
+
+
+async def test_followups_are_sent_after_the_prompt_and_no_tools_means_no_tools_key(llm_server):
+    call = ToolCall(id="call_0", name="remember_user_fact", arguments="{}")
+    followups = [
+        {"role": "assistant", "content": None, "tool_calls": [call.as_openai()]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "saved"},
+    ]
+    result = await provider(llm_server, "ok").generate(ITEMS, stream=False, followups=followups)
+
+    assert result.text == llm_server.reply_text
+    sent = llm_server.requests[-1]
+    assert sent["messages"] == [*to_chat_messages(ITEMS), *followups]
+    assert "tools" not in sent
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_server_refusing_tools_is_asked_once_without_them(llm_server, stream):
+    result = await provider(llm_server, "notools").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    assert result.text == llm_server.reply_text and result.tools_refused
+    assert [bool(r.get("tools")) for r in llm_server.requests] == [True, False]
+
+
+def test_a_server_whose_model_has_no_tool_support_is_configured_so():
+    assert provider_config(ServerSettings(llm_supports_tools=False, llm_provider="echo")).tools is False
+    assert provider_config(ServerSettings()).tools is True

@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from bot.conversation.providers.base import DeltaSink, GenerationResult, Provider, ProviderError, to_chat_messages
+from bot.conversation.providers.base import (
+    DeltaSink,
+    GenerationResult,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolSpec,
+    to_chat_messages,
+)
 from bot.conversation.providers.echo import EchoProvider
 from bot.conversation.providers.openai_compat import OpenAICompatProvider
 from personas.models import ServerSettings
@@ -24,6 +32,8 @@ __all__ = [
     "Provider",
     "ProviderConfig",
     "ProviderError",
+    "ToolCall",
+    "ToolSpec",
     "build_provider",
     "provider_config",
     "server_endpoint",
@@ -51,6 +61,8 @@ class ProviderConfig:
     api_key: str = field(default="", repr=False)
     model: str = ""
     timeout_s: float = 60.0
+    # The server's model takes tool calls (ServerSettings.llm_supports_tools); off: it is sent none.
+    tools: bool = True
 
 
 def platform_endpoint() -> Endpoint:
@@ -92,6 +104,7 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         api_key=endpoint.api_key,
         model=endpoint.model,
         timeout_s=settings.LLM_TIMEOUT_SECONDS,
+        tools=server_settings.llm_supports_tools if server_settings else True,
     )
 
 

@@ -1,8 +1,11 @@
-"""The provider contract of the bot: assembled context items in, one reply text out.
+"""The provider contract of the bot: assembled context items in, one reply text (or the tool calls
+the model asks for) out.
 
 Providers are the imperative shell around a model. They receive the pipeline's ``ContextItem`` list
-unchanged (the prompt the moderator sees in the inspector is exactly what is sent) and never log
-prompt or reply text.
+unchanged (the prompt the moderator sees in the inspector is exactly what is sent), plus, on a turn
+with tools, the tools offered and the chat messages of the earlier tool rounds (``followups``:
+the assistant's tool calls and the tool results, in OpenAI's shape). They never log prompt, reply
+or argument text.
 """
 
 from __future__ import annotations
@@ -21,10 +24,41 @@ DeltaSink = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model is offered it: a name, what it does, and the JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def as_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is the raw JSON text the model wrote: it is
+    parsed (and may fail to parse) by the tool layer, never here."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def as_openai(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
 class GenerationResult:
     text: str
     usage: dict[str, Any] = field(default_factory=dict)
     latency_ms: int = 0
+    tool_calls: tuple[ToolCall, ...] = ()
+    # The server refused the request because it offered tools; the answer came from a tool-less call.
+    tools_refused: bool = False
 
 
 class ProviderError(Exception):
@@ -37,10 +71,22 @@ class Provider(Protocol):
     model_name: str
 
     async def generate(
-        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        stream: bool,
+        on_delta: DeltaSink | None = None,
+        tools: Sequence[ToolSpec] = (),
+        followups: Sequence[dict[str, Any]] = (),
+        tool_choice: str = "auto",
     ) -> GenerationResult:
         """One reply for the assembled prompt; raises ProviderError on failure. With ``stream`` and
-        ``on_delta``, the pieces of the reply are passed to ``on_delta`` as they arrive."""
+        ``on_delta``, the pieces of the reply are passed to ``on_delta`` as they arrive. With
+        ``tools``, the result may hold ``tool_calls`` instead of (or besides) text; ``followups``
+        are appended after the prompt's messages; ``tool_choice="none"`` asks for the reply with the
+        tools still described (the last round of a turn whose calls ran out). The runner passes
+        ``tools`` and ``followups`` only on a turn that offers tools, to providers whose
+        ``supports_tools`` is true."""
 
 
 def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, Any]]:

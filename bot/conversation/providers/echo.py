@@ -27,6 +27,7 @@ def last_user_text(items: Sequence[ContextItem]) -> str:
 class EchoProvider:
     name = "echo"
     model_name = "echo"
+    supports_tools = False  # it answers from the prompt and can call nothing
 
     def __init__(self, persona_name: str, *, pace_s: float = 0.0) -> None:
         """``pace_s`` pauses after each streamed word: the echo answers at once, and the playground

@@ -4,6 +4,11 @@ llama.cpp, Ollama), with the `openai` SDK.
 One attempt is bounded by ``timeout_s`` end to end (a stream that stalls counts); a timeout, a
 connection failure, a 429 or a 5xx is retried exactly once, immediately. Anything else fails at
 once. Errors carry the failure kind and status only, never prompt or response text.
+
+Tools go out as ``tools`` with ``tool_choice: auto``; the calls come back whole from a completion
+and in pieces (per ``index``: id, name, argument fragments) from a stream. A server that answers a
+request with tools by a 400/404/422 (its model has no tool support) is asked once more without
+them, and the result says so (``tools_refused``).
 """
 
 from __future__ import annotations
@@ -19,12 +24,21 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from bot.conversation.providers.base import DeltaSink, GenerationResult, ProviderError, to_chat_messages
+from bot.conversation.providers.base import (
+    DeltaSink,
+    GenerationResult,
+    ProviderError,
+    ToolCall,
+    ToolSpec,
+    to_chat_messages,
+)
 from chatcontext.types import ContextItem
 
 logger = logging.getLogger(__name__)
 
 ATTEMPTS = 2  # the first try and one retry
+# How a server without tool support answers a request that offers tools.
+TOOLS_REJECTED_STATUSES = frozenset({400, 404, 422})
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The SDK refuses to start without a key. With none configured (local servers ignore it) it gets this
 # constant, and every request omits the Authorization header, so not even the placeholder is sent.
@@ -52,6 +66,10 @@ def _is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code == 429 or exc.status_code >= 500
     return isinstance(exc, openai.APITimeoutError | openai.APIConnectionError | TimeoutError)
+
+
+def _rejects_tools(exc: BaseException) -> bool:
+    return isinstance(exc, openai.APIStatusError) and exc.status_code in TOOLS_REJECTED_STATUSES
 
 
 def _usage_dict(usage: Any) -> dict[str, Any]:
@@ -83,46 +101,82 @@ class OpenAICompatProvider:
         self.client = shared_client(base_url, api_key, timeout_s)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
+    supports_tools = True
+
     async def generate(
-        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        stream: bool,
+        on_delta: DeltaSink | None = None,
+        tools: Sequence[ToolSpec] = (),
+        followups: Sequence[dict[str, Any]] = (),
+        tool_choice: str = "auto",
     ) -> GenerationResult:
-        messages = to_chat_messages(items)
+        messages: list[dict[str, Any]] = [*to_chat_messages(items), *followups]
+        offered = [tool.as_openai() for tool in tools]
+        refused = False
         started = time.monotonic()
         attempt = 1
         while True:
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    text, usage = await (self._stream(messages, on_delta) if stream else self._complete(messages))
+                    options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
+                    if stream:
+                        text, usage, calls = await self._stream(messages, options, on_delta)
+                    else:
+                        text, usage, calls = await self._complete(messages, options)
             except Exception as exc:
+                if offered and _rejects_tools(exc):
+                    logger.info("provider refused the tools (%s); asking once without them", _describe(exc))
+                    offered, refused = [], True
+                    continue
                 if attempt >= ATTEMPTS or not _is_retryable(exc):
                     logger.warning("generation failed after %d attempt(s): %s", attempt, _describe(exc))
                     raise ProviderError(_describe(exc)) from exc
                 logger.info("generation attempt %d failed (%s); retrying once", attempt, _describe(exc))
                 attempt += 1
                 continue
-            return GenerationResult(text=text, usage=usage, latency_ms=int((time.monotonic() - started) * 1000))
+            return GenerationResult(
+                text=text,
+                usage=usage,
+                latency_ms=int((time.monotonic() - started) * 1000),
+                tool_calls=calls,
+                tools_refused=refused,
+            )
 
-    async def _complete(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    async def _complete(
+        self, messages: list[dict[str, Any]], options: dict[str, Any]
+    ) -> tuple[str, dict[str, Any], tuple[ToolCall, ...]]:
         response = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
             extra_headers=self.request_headers,
+            **options,
         )
-        text = response.choices[0].message.content if response.choices else None
-        return text or "", _usage_dict(response.usage)
+        message = response.choices[0].message if response.choices else None
+        calls = tuple(
+            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
+            for call in (message.tool_calls or [] if message else [])
+            if call.type == "function"
+        )
+        return (message.content if message else None) or "", _usage_dict(response.usage), calls
 
     async def _stream(
-        self, messages: list[dict[str, Any]], on_delta: DeltaSink | None = None
-    ) -> tuple[str, dict[str, Any]]:
+        self, messages: list[dict[str, Any]], options: dict[str, Any], on_delta: DeltaSink | None = None
+    ) -> tuple[str, dict[str, Any], tuple[ToolCall, ...]]:
         stream = await self.client.chat.completions.create(
             model=self.model_name,
             messages=cast(list[ChatCompletionMessageParam], messages),
             stream=True,
             stream_options={"include_usage": True},
             extra_headers=self.request_headers,
+            **options,
         )
         parts: list[str] = []
         usage: dict[str, Any] = {}
+        # index → [id, name, argument text]: a call arrives in fragments, its id and name first.
+        pending: dict[int, list[str]] = {}
         async for chunk in stream:
             if chunk.usage is not None:
                 usage = _usage_dict(chunk.usage)
@@ -131,4 +185,14 @@ class OpenAICompatProvider:
                     parts.append(choice.delta.content)
                     if on_delta is not None:
                         await on_delta(choice.delta.content)
-        return "".join(parts), usage
+                for piece in choice.delta.tool_calls or []:
+                    slot = pending.setdefault(piece.index, ["", "", ""])
+                    slot[0] = piece.id or slot[0]
+                    if piece.function is not None:
+                        slot[1] += piece.function.name or ""
+                        slot[2] += piece.function.arguments or ""
+        calls = tuple(
+            ToolCall(id=call_id or f"call_{index}", name=name, arguments=arguments)
+            for index, (call_id, name, arguments) in sorted(pending.items())
+        )
+        return "".join(parts), usage, calls

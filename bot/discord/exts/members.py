@@ -26,6 +26,8 @@ PRIVACY_LABELS = {
     m.PrivacyLevel.FULL: "Full — your messages are left out of every prompt and you cannot trigger personas.",
 }
 PRIVACY_CHOICES = [app_commands.Choice(name=level.name.title(), value=int(level.value)) for level in m.PrivacyLevel]
+
+
 @dataclass(frozen=True)
 class Member:
     disc_id: str

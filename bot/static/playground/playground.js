@@ -103,6 +103,14 @@
       node.append(box);
     }
     if (message.transcript) node.append(el("div", "pg-transcript", "Transcript: " + message.transcript));
+    // A persona's tool confirmations (a memory learned, a reminder set), shown as Discord shows embeds.
+    for (const embed of message.embeds || []) {
+      const card = el("div", "pg-embed");
+      if (embed.title) card.append(el("div", "pg-embed-title", embed.title));
+      if (embed.description) card.append(el("div", "pg-embed-body", embed.description));
+      if (embed.footer_text) card.append(el("div", "pg-embed-footer", embed.footer_text));
+      node.append(card);
+    }
     const actions = el("div", "pg-actions");
     for (const reaction of message.reactions) {
       const button = el("button", "pg-reaction", reaction.emoji + " " + reaction.users.length);

@@ -1,0 +1,158 @@
+"""The turn a tool call runs in, what it answers, and how a tool's user argument is resolved.
+
+A tool never trusts the model with an id: a person is named by a handle, a name or the ``ref_N`` of
+one of their messages, resolved through the turn's participant target index (participants.md X-06,
+X-07) and message id map (BC5-03). A name that matches nobody, or several people, is refused the
+way a privacy refusal is: the model is told, nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.conversation.db import Db
+from bot.conversation.providers import ToolSpec
+from bot.conversation.tools.notices import Notice
+from chatcontext.participants.target_index import (
+    TargetReference,
+    collect_target_index,
+    is_snowflake,
+    references_from_conversation_users,
+    references_from_index,
+    resolve_user_argument,
+)
+from chatcontext.types import ChatTurnContext
+from personas.actions.actor import Actor
+from personas.provenance import WrittenRow
+
+
+class ToolArgs(BaseModel):
+    """Arguments of a tool: unknown keys and wrong types are refused, never guessed."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Reactor(Protocol):
+    async def react(self, message_id: str, emoji: str) -> None:
+        """Add the persona's reaction to a message of the channel; raises ``DeliveryRefused``."""
+
+
+@dataclass
+class ToolTurn:
+    """One persona turn as its tools see it."""
+
+    db: Db
+    ctx: ChatTurnContext
+    reactor: Reactor
+    now_ms: int
+    references: list[TargetReference] = field(default_factory=list)
+    # real message id → author id, for ``ref_N`` arguments
+    message_authors: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, db: Db, ctx: ChatTurnContext, reactor: Reactor, now_ms: int) -> ToolTurn:
+        index, fallback = collect_target_index(ctx.context_items)
+        references = references_from_index(index) if index.targets else references_from_conversation_users(fallback)
+        authors: dict[str, str] = {}
+        for entry in ctx.simplified_messages:
+            for message_id in (entry.id, *(entry.combined_message_ids or ())):
+                authors[message_id] = entry.author_id
+        return cls(db, ctx, reactor, now_ms, references, authors)
+
+    @property
+    def persona_id(self) -> int:
+        assert self.ctx.current_persona.persona_id is not None  # tools are offered to stored personas only
+        return self.ctx.current_persona.persona_id
+
+    @property
+    def bot_user_id(self) -> str:
+        return self.ctx.turn.bot_user.id
+
+    @property
+    def trigger_message_id(self) -> str:
+        return self.ctx.turn.incoming.message.id
+
+    @property
+    def triggerer_id(self) -> str:
+        return self.ctx.turn.incoming.message.author.id
+
+    @property
+    def actor(self) -> Actor:
+        """Who writes, for the audit trail: a tool call of the turn the triggering user started (the
+        prompt record is stored after the calls, so the provenance fields carry its id)."""
+        return Actor.tool_call(prompt_record_id=None, discord_id=self.triggerer_id)
+
+    def message_id(self, ref: str) -> str | None:
+        """The real id of a ``ref_N`` key of this turn, None for anything else."""
+        id_map = self.ctx.message_id_map
+        if id_map is None or not id_map.is_opaque_key(ref.strip()):
+            return None
+        return id_map.resolve(ref.strip())
+
+    def label_of(self, target_id: str) -> str:
+        return next((r.display_label for r in self.references if r.target_id == target_id), "")
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What the model is told (``result``), whether it was a refusal, the rows written and the
+    confirmation to post."""
+
+    result: str
+    refused: bool = False
+    written: tuple[WrittenRow, ...] = ()
+    notice: Notice | None = None
+    # Discord ids of people the call was about (the prompt record is then about them: forget-me).
+    subjects: tuple[str, ...] = ()
+
+
+def refusal(reason: str) -> ToolOutcome:
+    return ToolOutcome(result=f"Refused: {reason}", refused=True)
+
+
+class Unresolved(Exception):
+    """A user argument names nobody, or several people; the message is the refusal."""
+
+
+def resolve_person(turn: ToolTurn, value: str) -> str:
+    """The Discord id a user argument names: the author of ``ref_N``, or the one participant whose
+    handle or name it is. Raises ``Unresolved``."""
+    text = value.strip()
+    message_id = turn.message_id(text)
+    if message_id is not None:
+        author = turn.message_authors.get(message_id)
+        if author is None or not any(r.target_id == author for r in turn.references):
+            raise Unresolved(f"{text} is not a message of a person in this conversation.")
+        return author
+    # Digits are never taken as an id on their own: only an id the index holds resolves.
+    resolution = resolve_user_argument(text, turn.references)
+    if resolution.status == "ambiguous":
+        raise Unresolved(f"'{text}' matches several people ({', '.join(resolution.candidates)}); use a ref_N.")
+    if resolution.status != "resolved" or resolution.target_id is None:
+        raise Unresolved(f"'{text}' matches nobody in this conversation.")
+    if resolution.target_id == turn.bot_user_id or not is_snowflake(resolution.target_id):
+        raise Unresolved(f"'{text}' is not a person this tool can write about.")
+    return resolution.target_id
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+@dataclass(frozen=True)
+class Tool(Generic[A]):
+    """One tool: its name, description, argument model, family (for gating) and adapter."""
+
+    name: str
+    description: str
+    args: type[A]
+    family: str  # memory | reminder | react
+    run: Callable[[ToolTurn, A], Awaitable[ToolOutcome]]
+
+    def spec(self) -> ToolSpec:
+        schema: dict[str, Any] = self.args.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)

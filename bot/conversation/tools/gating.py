@@ -1,0 +1,54 @@
+"""Which tools a persona turn offers, from the turn's own state (build-context.md BC9-01, BC9-07..09,
+BC9-11) and the server's and persona's switches. No tools when:
+
+- the provider cannot call tools (the echo provider; a server configured without tool support);
+- the turn disables all tools (an impersonation turn, BC7-04/BC9-01; deliberate mode without intent);
+- the server or the persona turns tools off.
+
+Memory tools need self teaching on; deliberate mode keeps only the families whose intent the
+message asked for (``deliberate_tool_allowed_names``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.conversation.tools.base import Tool
+from bot.conversation.tools.registry import FAMILY_INTENTS, TOOLS
+from chatcontext.types import StreamingContext
+from personas import models as m
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """The switches a server and persona set (``ServerSettings``, ``Persona.tools_enabled``)."""
+
+    server_tools: bool = True
+    persona_tools: bool = True
+    self_teaching: bool = True
+
+    @classmethod
+    def load(cls, server_id: int, persona_id: int) -> ToolPolicy:
+        settings = m.ServerSettings.objects.filter(server_id=server_id).values("tools_enabled", "self_teaching_enabled")
+        row = settings.first() or {}
+        persona = m.Persona.objects.filter(pk=persona_id).values_list("tools_enabled", flat=True).first()
+        return cls(
+            server_tools=row.get("tools_enabled", True),
+            persona_tools=bool(persona),
+            self_teaching=row.get("self_teaching_enabled", True),
+        )
+
+
+def turn_allows_tools(streaming: StreamingContext, *, provider_tools: bool, persona_id: int | None) -> bool:
+    """The part of the decision that needs no database read."""
+    return provider_tools and persona_id is not None and not streaming.disable_all_tools
+
+
+def offered_tools(streaming: StreamingContext, policy: ToolPolicy) -> list[Tool]:  # type: ignore[type-arg]
+    if streaming.disable_all_tools or not (policy.server_tools and policy.persona_tools):
+        return []
+    tools = [t for t in TOOLS.values() if policy.self_teaching or t.family != "memory"]
+    allowed = streaming.deliberate_tool_allowed_names
+    if allowed is not None:
+        tools = [t for t in tools if FAMILY_INTENTS.get(t.family) in allowed]
+    return tools

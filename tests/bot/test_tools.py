@@ -1,0 +1,265 @@
+"""Persona tools end to end (issue 15 acceptance): dpytest drives the bot, the local
+OpenAI-compatible server scripts the model's tool calls (streamed: the bot streams by default), and
+the personas rows, the channel and the prompt record show what happened."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import discord
+import discord.ext.test as dpytest
+import pytest
+from chatcontext.records.api import RecordDetailOut
+from django.utils import timezone
+
+from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from chatcontext.models import PromptRecord
+from chatcontext.types import StreamingContext
+from personas import actions
+from personas import models as m
+from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
+from tests.actors import TEST_ACTOR
+from tests.bot.fake_llm import FakeLLMServer, tool_round
+from tests.bot.fakes import run_db, setup_server
+from tests.bot.test_reminders import until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MEMORY_FOOTER = "[tomori:v1:memory_learning]"
+
+
+def sent_messages() -> list[discord.Message]:
+    messages = []
+    while not dpytest.sent_queue.empty():
+        messages.append(dpytest.get_message())
+    return messages
+
+
+def use_llm(guild_id: int, server: FakeLLMServer, *, model: str = "ok", **settings: object) -> None:
+    s = m.ServerSettings.objects.get(server__server_disc_id=str(guild_id))
+    s.llm_base_url, s.llm_model = server.base_url, model
+    for name, value in settings.items():
+        setattr(s, name, value)
+    s.save()
+
+
+async def records() -> list[PromptRecord]:
+    return [r async for r in PromptRecord.objects.order_by("created_at", "id")]
+
+
+def remember(user: str, content: str) -> list[tuple[str, str]]:
+    return tool_round(("remember_user_fact", json.dumps({"user": user, "content": content})))
+
+
+async def setup(harness, llm_server, **settings) -> None:  # type: ignore[no-untyped-def]
+    await run_db(setup_server, harness.guild)
+    await run_db(use_llm, harness.guild.id, llm_server, **settings)
+
+
+async def test_remember_writes_a_memory_with_provenance_confirms_it_and_the_next_turn_knows_it(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    llm_server.script = [remember("ann", "Ann's cat is called Mochi"), "Noted, Mochi it is!"]
+
+    trigger = await dpytest.message("tomori, remember that my cat is Mochi", member=ann)
+
+    reply, confirmation = sent_messages()
+    assert reply.content == "Noted, Mochi it is!"
+    [embed] = confirmation.embeds
+    assert embed.title.startswith("📝 Tomori Learned Something About ") and embed.footer.text == MEMORY_FOOTER
+    memory = await m.PersonalMemory.objects.select_related("user").aget()
+    tomori = await m.Persona.objects.aget(persona_nickname="Tomori")
+    assert memory.user.user_disc_id == str(ann.id) and memory.persona_lineage_id == tomori.persona_lineage_id
+    assert memory.content == "Ann's cat is called Mochi"
+    [record] = await records()
+    assert memory.source_prompt_record_id == record.pk and memory.source_message_disc_id == str(trigger.id)
+    [call] = record.tool_calls["calls"]
+    assert call["name"] == "remember_user_fact" and call["status"] == "ok"
+    assert call["rows"] == [{"kind": "personal_memory", "id": memory.pk}]
+    assert "remember_user_fact" in record.tool_calls["offered"]
+    # The model got the result of its call, then answered.
+    assert llm_server.requests[1]["messages"][-1]["role"] == "tool"
+
+    llm_server.script = ["Of course I remember."]
+    await dpytest.message("tomori, what is my cat called?", member=ann)
+
+    text = "\n".join(item.text for item in harness.prompts[-1])
+    assert "Ann's cat is called Mochi" in text  # the profile's memory
+    assert f"[System: {embed.title}\nAnn's cat is called Mochi" in text  # the confirmation, as a notice
+
+
+@pytest.mark.parametrize("forbid", ["full", "blacklisted", "blocked"])
+async def test_remembering_someone_the_persona_may_not_is_refused_and_writes_nothing(harness, llm_server, forbid):
+    await setup(harness, llm_server)
+    ann, bob = harness.member(0), harness.member(1)
+    await dpytest.message("I like trains", member=bob)
+    sent_messages()
+
+    def forbid_bob() -> None:
+        server = m.Server.objects.get(server_disc_id=str(harness.guild.id))
+        user = actions.register_user(str(bob.id), username="bob", global_name=None, actor=TEST_ACTOR)
+        if forbid == "full":
+            actions.set_privacy_level(user, m.PrivacyLevel.PARTIAL, actor=TEST_ACTOR)  # still in history, still named
+            m.DiscordUser.objects.filter(pk=user.pk).update(privacy_level=m.PrivacyLevel.FULL)
+        elif forbid == "blacklisted":
+            actions.add_to_blacklist(server, str(bob.id), actor=TEST_ACTOR)
+        else:
+            persona = m.Persona.objects.get(server=server, is_alter=False)
+            m.PersonaUserBlock.objects.create(
+                server=server,
+                persona=persona,
+                user_disc_id=str(bob.id),
+                reason="spam",
+                expires_at=timezone.now() + timedelta(days=1),
+            )
+
+    await run_db(forbid_bob)
+    llm_server.script = [remember("ref_1", "Bob likes trains"), "I won't."]
+    await dpytest.message("tomori, remember that bob likes trains", member=ann)
+
+    assert await m.PersonalMemory.objects.acount() == 0
+    [*_, record] = await records()
+    [call] = record.tool_calls["calls"]
+    assert call["status"] == "refused" and call["rows"] == []
+    assert all(not message.embeds for message in sent_messages())  # no confirmation
+
+
+async def test_an_alter_remembers_in_its_own_lineage_and_the_main_persona_does_not_see_it(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    llm_server.script = [remember("ann", "Ann plays the cello"), "Lovely."]
+
+    await dpytest.message("ellen, remember that I play the cello", member=ann)
+
+    ellen = await m.Persona.objects.aget(persona_nickname="Ellen")
+    memory = await m.PersonalMemory.objects.aget()
+    assert memory.persona_lineage_id == ellen.persona_lineage_id
+    sends = harness.webhooks.hooks[harness.channel.id].sends
+    assert sends[-1].embed.footer.text == MEMORY_FOOTER and sends[-1].username == "Ellen"
+
+    def prompt() -> str:
+        return "\n".join(item.text for item in harness.prompts[-1])
+
+    llm_server.script = ["Hello.", "Hello again."]
+    await dpytest.message("tomori, what instrument do I play?", member=ann)
+    # Tomori reads Ellen's confirmation in the history, but not the memory in Ann's profile ...
+    assert prompt().count("Ann plays the cello") == 1 and f"Ann plays the cello (p{memory.pk})" in prompt()
+    await dpytest.message("ellen, and what do I play?", member=ann)
+    assert prompt().count("Ann plays the cello") == 2  # ... while Ellen reads both
+
+
+async def test_an_impersonation_turn_offers_no_tools(harness, llm_server):
+    await setup(harness, llm_server)
+    impersonation = StreamingContext(disable_all_tools=True)  # BC9-01: what an impersonation turn sets
+    assert not turn_allows_tools(impersonation, provider_tools=True, persona_id=1)
+    assert offered_tools(impersonation, ToolPolicy()) == []
+    llm_server.script = ["hi"]
+    await dpytest.message("tomori, hello", member=harness.member(0))
+    assert llm_server.requests[-1].get("tools")  # an ordinary turn does offer them
+
+
+@pytest.mark.parametrize("switch", [{"tools_enabled": False}, {"llm_supports_tools": False}])
+async def test_a_server_with_tools_off_or_a_model_without_tool_support_sends_none(harness, llm_server, switch):
+    await setup(harness, llm_server, **switch)
+    await dpytest.message("tomori, hello", member=harness.member(0))
+    assert [bool(r.get("tools")) for r in llm_server.requests] == [False]
+
+
+async def test_a_persona_with_tools_off_is_offered_none(harness, llm_server):
+    await setup(harness, llm_server)
+    await m.Persona.objects.filter(persona_nickname="Tomori").aupdate(tools_enabled=False)
+    await dpytest.message("tomori, hello", member=harness.member(0))
+    assert not llm_server.requests[-1].get("tools")
+
+
+async def test_memory_tools_need_self_teaching(harness, llm_server):
+    await setup(harness, llm_server, self_teaching_enabled=False)
+    await dpytest.message("tomori, hello", member=harness.member(0))
+    names = {tool["function"]["name"] for tool in llm_server.requests[-1]["tools"]}
+    assert names == {"set_reminder", "cancel_reminder", "react"}
+
+
+async def test_a_reminder_at_21_in_a_utc_plus_9_server_is_12_utc_and_fires_once(harness, llm_server):
+    await setup(harness, llm_server, timezone_offset=9)
+    ann = harness.member(0)
+    local_tomorrow = (datetime.now(UTC) + timedelta(hours=9, days=1)).date()
+    when = f"{local_tomorrow.isoformat()}T21:00:00"
+    llm_server.script = [
+        tool_round(("set_reminder", json.dumps({"user": "ann", "purpose": "stretch", "when": when}))),
+        "I'll remind you.",
+    ]
+
+    await dpytest.message("tomori, remind me at 21:00 to stretch", member=ann)
+
+    reminder = await m.Reminder.objects.aget()
+    assert reminder.reminder_time == datetime(
+        local_tomorrow.year, local_tomorrow.month, local_tomorrow.day, 12, tzinfo=UTC
+    )
+    assert reminder.user_discord_id == str(ann.id) and not reminder.self_reminder
+    [*_, confirmation] = sent_messages()
+    assert confirmation.embeds[0].footer.text == "[tomori:v1:reminder_set]"
+    record = (await records())[-1]
+    assert reminder.source_prompt_record_id == record.pk
+
+    llm_server.script = ["Time to stretch!"]
+    due_at = reminder.reminder_time + timedelta(seconds=1)
+    report = await run_db(fire_due_reminders, ChannelLayerDispatcher(), now=due_at)
+    again = await run_db(fire_due_reminders, ChannelLayerDispatcher(), now=due_at)
+    assert report.dispatched == 1 and again.dispatched == 0
+
+    async def fired() -> bool:
+        return (await m.Reminder.objects.aget()).status == m.Reminder.Status.FIRED
+
+    await until(fired)
+    [ping] = sent_messages()
+    assert f"<@{ann.id}>" in ping.content
+
+
+async def test_handles_become_pings_and_everyone_pings_nobody(harness, llm_server):
+    await setup(harness, llm_server)
+    ann, bob = harness.member(0), harness.member(1)
+    await dpytest.message("hi all", member=bob)
+    sent_messages()
+    llm_server.script = ["@BOB say hi to @ann, and @everyone @nobody"]
+
+    await dpytest.message("tomori, greet everyone", member=ann)
+
+    [reply] = sent_messages()
+    assert reply.content == f"<@{bob.id}> say hi to <@{ann.id}>, and @everyone @nobody"
+    assert reply.mentions == [] or all(not isinstance(x, discord.Role) for x in reply.mentions)
+    assert not reply.mention_everyone
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("remember_user_fact", "{not json"),
+        ("launch_rockets", "{}"),
+        ("remember_user_fact", json.dumps({"user": "ann", "content": 42})),
+        ("remember_user_fact", json.dumps({"user": "ann", "content": "x", "extra": 1})),
+    ],
+    ids=["bad-json", "unknown-tool", "wrong-type", "unknown-field"],
+)
+async def test_a_malformed_call_answers_an_error_writes_nothing_and_the_turn_still_replies(harness, llm_server, call):
+    await setup(harness, llm_server)
+    llm_server.script = [tool_round(call), "Sorry, that did not work."]
+
+    await dpytest.message("tomori, remember my cat", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content == "Sorry, that did not work."
+    assert await m.PersonalMemory.objects.acount() == 0
+    [record] = await records()
+    assert record.tool_calls["calls"][0]["status"] == "error"
+    assert llm_server.requests[1]["messages"][-1]["content"].startswith("Error: ")
+
+
+async def test_the_api_record_detail_shows_the_tool_calls(harness, llm_server):
+    await setup(harness, llm_server)
+    llm_server.script = [remember("ann", "Ann likes tea"), "Noted."]
+    await dpytest.message("tomori, remember I like tea", member=harness.member(0))
+    [record] = await records()
+
+    detail = await run_db(lambda: RecordDetailOut.from_orm(PromptRecord.objects.get(pk=record.pk)).model_dump())
+    assert detail["tool_calls"]["calls"][0]["name"] == "remember_user_fact"
