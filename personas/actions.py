@@ -391,6 +391,16 @@ def forget_user(user_disc_id: str) -> ForgetResult:
     return ForgetResult(**counts)
 
 
+def preview_forget_user(user_disc_id: str) -> ForgetResult:
+    """What ``forget_user`` would delete now, with nothing deleted: it runs and its transaction is
+    rolled back, so the preview counts exactly what forget-me removes (there is one definition of
+    what goes). Uploaded files and cached transcripts are let go only on commit, so they stay too."""
+    with transaction.atomic():
+        result = forget_user(user_disc_id)
+        transaction.set_rollback(True)
+    return result
+
+
 def register_server(
     server_disc_id: str,
     *,
