@@ -122,6 +122,11 @@ class ForgetOut(Schema):
     deleted: dict[str, int]
 
 
+class ForgetPreviewOut(Schema):
+    user_disc_id: str
+    would_delete: dict[str, int]
+
+
 def _server(request: HttpRequest, server_id: int) -> Server:
     return get_object_or_404(principal(request).scope(Server.objects.all(), "server_id"), server_id=server_id)
 
@@ -282,3 +287,14 @@ def forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath
     _member_user(_server(request, server_id), user_disc_id)
     result = actions.forget_user(user_disc_id, actor=actor)
     return {"user_disc_id": user_disc_id, "deleted": result.as_dict()}
+
+
+@router.get("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetPreviewOut, **WRITE_ERRORS})
+def preview_forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
+    """What the POST would delete now, by the same counts, with nothing deleted: the numbers to confirm
+    before forgetting someone. It needs a write token, as the POST does: the counts span every server,
+    so only a principal that may forget the user is shown them."""
+    actor = _writer(request)
+    _member_user(_server(request, server_id), user_disc_id)
+    preview = actions.preview_forget_user(user_disc_id, actor=actor)
+    return {"user_disc_id": user_disc_id, "would_delete": preview.as_dict()}

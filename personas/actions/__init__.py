@@ -23,6 +23,7 @@ from personas.actions.errors import (
 from personas.actions.forget import (
     ForgetResult,
     forget_user,
+    preview_forget_user,
     records_about,
     user_forgotten,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "delete_server_memory",
     "forget_user",
     "persona_memory_lineage",
+    "preview_forget_user",
     "recording",
     "records_about",
     "register_server",

@@ -122,3 +122,13 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
         answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
     return ForgetResult(**counts)
+
+
+def preview_forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
+    """What ``forget_user`` would delete now, with nothing deleted: it runs and its transaction is
+    rolled back, so the preview counts exactly what forget-me removes (there is one definition of
+    what goes). Uploaded files and cached transcripts are let go only on commit, so they stay too."""
+    with transaction.atomic():
+        result = forget_user(user_disc_id, actor=actor)
+        transaction.set_rollback(True)
+    return result

@@ -439,6 +439,34 @@ async def test_fired_while_no_bot_listens_it_is_delivered_once_late_when_a_bot_s
     assert await PromptRecord.objects.acount() == 1
 
 
+async def test_a_reminder_fired_with_no_bot_listening_is_not_lost_and_is_posted_once_later(harness):
+    """Issue 13 item 6 in the terms of the code before it: a tick while no cog listens must not
+    leave the reminder fired; ticks after a bot starts post it exactly once."""
+    await run_db(setup_server, harness.guild)
+    reminder = await due_now(harness)
+    await stop_listening(harness)
+
+    async def status() -> str:
+        return (await m.Reminder.objects.aget(pk=reminder.pk)).status
+
+    async def settled() -> bool:  # the listener is done with what the last tick handed over
+        return await status() in (m.Reminder.Status.PENDING, m.Reminder.Status.FIRED, m.Reminder.Status.FAILED)
+
+    t0 = timezone.now()
+    await tick(t0)
+    assert await status() != m.Reminder.Status.FIRED
+    assert sent_messages() == [] and not await PromptRecord.objects.aexists()
+
+    await start_listening(harness)
+    posted = []
+    for later in (timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2)):
+        await tick(t0 + later)
+        await until(settled)
+        posted += sent_messages()
+    assert [f"<@{harness.member(0).id}>" in message.content for message in posted] == [True]
+    assert await status() == m.Reminder.Status.FIRED
+
+
 async def test_a_bot_that_posted_but_died_before_confirming_posts_it_at_most_once_more(harness, monkeypatch):
     await run_db(setup_server, harness.guild)
     reminder = await due_now(harness)

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import discord
 import discord.ext.test as dpytest
 import pytest
-from chatcontext.records.api import RecordDetailOut
 from django.utils import timezone
 
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
 from chatcontext.models import PromptRecord
+from chatcontext.records.api import RecordDetailOut
 from chatcontext.types import StreamingContext
 from personas import actions
 from personas import models as m

@@ -215,20 +215,25 @@ def test_the_admin_confirmation_and_result_say_how_many_records_go(
     assert list(PromptRecord.objects.values_list("pk", flat=True)) == [forget_world["no_priya"].pk]
 
 
-def test_the_api_forget_response_counts_the_deleted_records(
+def test_the_api_forget_preview_and_response_count_the_deleted_records(
     world: World, forget_world: dict[str, PromptRecord]
 ) -> None:
     _, raw = ApiToken.issue(world.server_a, "forget", scope=ApiToken.Scope.READ_WRITE)
     client = Client()
     headers = {"Authorization": f"Bearer {raw}"}
     before = stored_records()
+    sora, priya = (f"/api/v1/servers/{world.server_a.pk}/users/{uid}/forget" for uid in (SORA, PRIYA))
 
-    silent = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{SORA}/forget", headers=headers)
+    preview = client.get(priya, headers=headers).json()["would_delete"]
+    assert preview["prompt_records"] == 4 and preview["personal_memories"] > 0
+    assert client.get(sora, headers=headers).json()["would_delete"]["prompt_records"] == 0
+    assert stored_records() == before
+    silent = client.post(sora, headers=headers)
 
     assert silent.status_code == 200 and silent.json()["deleted"]["prompt_records"] == 0
     assert stored_records() == before
-    poster = client.post(f"/api/v1/servers/{world.server_a.pk}/users/{PRIYA}/forget", headers=headers)
-    assert poster.status_code == 200 and poster.json()["deleted"]["prompt_records"] == 4
+    poster = client.post(priya, headers=headers)
+    assert poster.status_code == 200 and poster.json()["deleted"] == preview
     assert set(stored_records()) == {forget_world["no_priya"].pk}
 
 

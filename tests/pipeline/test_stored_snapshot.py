@@ -34,7 +34,7 @@ from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
 from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
-from chatcontext.snapshot.minimise import WITHHELD, minimise_snapshot
+from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
 from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
 from personas import models as m
 from tests.paths import EXAMPLE
@@ -358,3 +358,73 @@ def test_h14_a_memory_renders_with_the_id_its_snapshot_gives() -> None:
         memory["id"] = 4100 + n
     prompt = "\n".join(i["text"] for i in json.loads(replay_output(doc))["context_items"])
     assert "ID:4100 " in prompt and "ID:4101 " in prompt and "ID:1 " not in prompt
+
+
+def bystanders_channel() -> dict[str, Any]:
+    """Alice (user 1) asks Tomori; Carol (user 3, FULL) posted before her, with a whole profile and
+    memories Tomori's lineage could otherwise load. Dave (user 5, with a plain MINIMAL row) and Erin
+    (user 6, no row) are members of the server who take no part: nothing names them, they posted
+    nothing and no row gives discovery evidence of them (D-16, D-17)."""
+    alice, carol, dave = SyntheticUser(1), SyntheticUser(3, 2), SyntheticUser(5)
+    messages = [
+        message_json(1, author_json(carol), "carol's words w1x", created_ms=START_MS),
+        message_json(2, author_json(alice), "tomori, hello w2x", created_ms=START_MS + 1000),
+    ]
+    doc = base_document([alice, carol, dave], messages, now_ms=START_MS + 60_000)
+    carol_row = doc["users"][1]
+    carol_row.update(
+        user_nickname="Caz",
+        timezone_offset=2.0,
+        pronouns="she/her p3q",
+        gender_identity="woman g3q",
+        physical_appearance_tags=["red scarf a3q"],
+        impersonation_prompt="speak like Carol i3q",
+        nai_char_ref_url="https://example.invalid/carol-n3q.png",
+    )
+    doc["users"][2]["pronouns"] = "they/them p5q"
+    doc["members"].append({"user_disc_id": user_id(6), "username": "user6", "global_name": "User 6"})
+    doc["personal_memories"] = [
+        {
+            "user_disc_id": carol.id,
+            "persona_lineage_id": lineage,
+            "content": f"carol memory m{lineage}q",
+            "created_at_ms": START_MS - 3_600_000,
+        }
+        for lineage in (0, 10000)
+    ]
+    return validate_snapshot(doc)
+
+
+def captured(doc: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot the bot would store for ``doc``'s turn (``live_turn``), checked to replay exactly."""
+    with transaction.atomic():
+        ctx, stored, everything = live_turn(doc)
+        recorded = [{k: v for k, v in i.items() if k != "token_estimate"} for i in turn_output(ctx)["context_items"]]
+        transaction.set_rollback(True)
+    assert json.loads(replay_output(stored))["context_items"] == recorded
+    assert replay_output(stored) == replay_output(everything)
+    return stored
+
+
+@BOTH
+def test_p01_a_full_users_stored_row_holds_only_the_documented_keys_and_none_of_their_words() -> None:
+    stored = captured(bystanders_channel())
+    [carol] = [u for u in stored["users"] if u["disc_id"] == user_id(3)]
+    assert set(carol) == set(FULL_USER_KEYS)
+    assert carol["privacy_level"] == 2 and carol["user_nickname"] == "Caz"
+    text = json.dumps(stored, ensure_ascii=False)
+    withheld = ("carol's words", "w1x", "p3q", "g3q", "a3q", "i3q", "n3q", "carol memory")
+    assert [s for s in withheld if s in text] == []
+    assert [pm for pm in stored["personal_memories"] if pm["user_disc_id"] == user_id(3)] == []
+
+
+@BOTH
+def test_d16_a_member_discovery_never_considered_is_not_in_the_stored_snapshot() -> None:
+    stored = captured(bystanders_channel())
+    bystanders = {user_id(5), user_id(6)}
+    assert {mem["user_disc_id"] for mem in stored["members"]} & bystanders == set()
+    assert {u["disc_id"] for u in stored["users"]} & bystanders == set()
+    text = json.dumps(stored, ensure_ascii=False)
+    assert "user5" not in text and "user6" not in text and "p5q" not in text
+    # The people the turn did read stay: the triggerer and the FULL author, as members and rows.
+    assert {user_id(1), user_id(3)} <= {mem["user_disc_id"] for mem in stored["members"]}
