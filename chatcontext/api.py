@@ -1,12 +1,13 @@
 """Prompt records for dashboards: list (filtered, paginated), detail, snapshot export."""
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
-from ninja import FilterSchema, Query, Router, Schema
+from ninja import Field, FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
 from botplatform.api_common import (
@@ -37,6 +38,10 @@ SUMMARY_FIELDS = (
     "provider",
     "model_name",
     "token_estimate",
+    "input_tokens",
+    "output_tokens",
+    "tokens_measured",
+    "cost",
     "latency_ms",
     "error",
 )
@@ -54,7 +59,14 @@ class RecordSummaryOut(Schema):
     created_at: datetime
     provider: str
     model_name: str
-    token_estimate: int
+    token_estimate: int = Field(description="The prompt's estimate, characters / 4 per block.")
+    input_tokens: int = Field(description="Prompt tokens: the provider's count when measured, else the estimate.")
+    output_tokens: int = Field(description="Reply tokens: the provider's count when measured, else an estimate.")
+    tokens_measured: bool = Field(description="Whether the provider reported the prompt's token count.")
+    cost: Decimal | None = Field(
+        description="Cost of the turn at the server's prices per million tokens when it was written "
+        "(a decimal string in the operator's billing currency); null when the server had no price."
+    )
     latency_ms: int | None
     failed: bool
 

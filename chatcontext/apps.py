@@ -8,4 +8,6 @@ class ChatcontextConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chatcontext import signals  # noqa: F401  (connects the live-feed announcer)
+        from chatcontext import server_usage, signals  # noqa: F401  (signals connects the live-feed announcer)
+
+        server_usage.register()

@@ -1,9 +1,10 @@
 """Prompt records: one assembled turn exactly as the model saw it, with its snapshot (design.md).
 
 ``store_prompt_record`` is the only writer. It stores the §2 output document of the turn, a token
-estimate per context item, the exclusion log (who was left out and why, never the excluded text)
-and the Discord ids of everyone the record is about (``subject_user_ids``: whose words, profile or
-memories it holds), so forget-me deletes those records and no others.
+estimate per context item, the turn's input/output tokens and cost (``chatcontext.usage``), the
+exclusion log (who was left out and why, never the excluded text) and the Discord ids of everyone
+the record is about (``subject_user_ids``: whose words, profile or memories it holds), so
+forget-me deletes those records and no others.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.utils import timezone
 from chatcontext.models import PromptRecord
 from chatcontext.serialize import turn_output
 from chatcontext.types import ChatTurnContext, JSONDict
+from chatcontext.usage import turn_cost, turn_tokens
 from personas import models as m
 
 
@@ -132,8 +134,10 @@ def store_prompt_record(
         total += tokens
         items.append({**item, "token_estimate": tokens})
     turn = ctx.turn
+    counted = turn_tokens(usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(reply_text))
     with transaction.atomic():
-        server = m.Server.objects.get(server_disc_id=turn.server.server_disc_id)
+        server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
+        prices = server.settings
         nickname = ctx.current_persona.persona_nickname
         persona = m.Persona.objects.filter(server=server, persona_nickname__iexact=nickname.strip()).first()
         return PromptRecord.objects.create(
@@ -160,5 +164,9 @@ def store_prompt_record(
             error=error,
             latency_ms=latency_ms,
             usage=usage or {},
+            input_tokens=counted.input,
+            output_tokens=counted.output,
+            tokens_measured=counted.measured,
+            cost=turn_cost(counted, input_price=prices.llm_input_price, output_price=prices.llm_output_price),
             subject_user_ids=subject_user_ids(output, snapshot, bot_id=turn.bot_user.id),
         )

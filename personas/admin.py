@@ -31,6 +31,7 @@ from django_celery_beat.models import ClockedSchedule, SolarSchedule
 
 from personas import actions
 from personas.access import set_password_link, set_password_link_lifetime
+from personas.admin_columns import annotate_servers, server_columns
 from personas.admin_fields import JSONTextFieldsMixin
 from personas.admin_scoping import (
     KnownUserScopedAdminMixin,
@@ -208,6 +209,8 @@ SUPERUSER_PROVIDER_FIELDS = [
     "llm_model",
     "llm_api_key",
     "clear_llm_api_key",
+    "llm_input_price",
+    "llm_output_price",
 ]
 
 
@@ -261,7 +264,14 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
     )
 
     class Meta(ServerSettingsForm.Meta):
-        fields = [*ServerSettingsForm.Meta.fields, "llm_base_url", "llm_model", "llm_api_key"]
+        fields = [
+            *ServerSettingsForm.Meta.fields,
+            "llm_base_url",
+            "llm_model",
+            "llm_api_key",
+            "llm_input_price",
+            "llm_output_price",
+        ]
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -339,7 +349,10 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
         personas = Persona.objects.filter(server=OuterRef("pk")).order_by().values("server")
         total = Subquery(personas.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
-        return super().get_queryset(request).annotate(persona_total=Coalesce(total, 0))
+        return annotate_servers(super().get_queryset(request).annotate(persona_total=Coalesce(total, 0)))
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        return [*super().get_list_display(request), *server_columns()]
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return self.is_superuser_session(request)

@@ -206,6 +206,25 @@ class ServerSettings(models.Model):
         default="",
         help_text="The model name sent to the provider, e.g. gpt-4o-mini. Empty = LLM_MODEL from the environment.",
     )
+    llm_input_price = models.DecimalField(
+        "price per million input tokens",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text="What the provider charges for a million prompt tokens of this server's model, in your billing "
+        "currency. Prompt records and the server list show each turn's cost from it; empty = cost not shown.",
+    )
+    llm_output_price = models.DecimalField(
+        "price per million output tokens",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text="What the provider charges for a million reply (completion) tokens, in the same currency.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
