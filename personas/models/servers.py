@@ -113,10 +113,11 @@ class ServerSettings(models.Model):
         "changes nothing for now.",
     )
     prompt_snapshot_enabled = models.BooleanField(
-        "prompt snapshots",
-        default=False,
-        help_text="Stored, but nothing reads it yet: every turn's prompt is recorded with its snapshot either way "
-        "(kept for the retention days above).",
+        "/prompt command",
+        default=True,
+        help_text="On: moderators (Manage Server) can ask the bot on Discord with /prompt last for a link to the "
+        "prompt inspector's record of the latest turn. Off: the command says it is turned off here. Every turn "
+        "is recorded either way (kept for the retention days above) and stays in the admin's Prompt records.",
     )
     emoji_usage_enabled = models.BooleanField(
         "emoji usage",
@@ -148,7 +149,9 @@ class ServerSettings(models.Model):
     always_reply_enabled = models.BooleanField(
         "always reply",
         default=False,
-        help_text="Stored, but nothing reads it yet: personas answer only when triggered, whatever this says.",
+        help_text="On: the main persona answers every message people post in this server's channels, no trigger "
+        "needed (also in deliberate trigger mode); alters still answer only when triggered. Privacy-Full, muted "
+        "and blocking users are still not answered, and bots never are.",
     )
     rp_channel_ids = models.JSONField(
         "role-play channels",
