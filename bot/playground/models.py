@@ -97,6 +97,11 @@ class PlaygroundMessage(models.Model):
     reactions = models.JSONField(default=list, blank=True)
     # [{"id", "name", "content_type", "size", "path"}]; path is relative to the upload directory.
     attachments = models.JSONField(default=list, blank=True)
+    # Why no persona answered it (a Skip value or queue_full) and why its audio has no transcript (a
+    # FailureReason value or privacy_full): kept so the page shows the note again after a reload
+    # (bot.playground.notes words them). Discord shows neither; only the playground explains.
+    skip_reason = models.CharField(max_length=32, blank=True, default="")
+    transcription_failure = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         db_table = "playground_messages"

@@ -96,6 +96,7 @@ def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_us
     first = result["firstPrompt"]
     assert first["hasProfileMarker"] and first["hasFirstMessage"] and "Minnie" in first["profileBlock"]
     assert result["fullSkip"] == "privacy_full" and "FULL" in result["fullNote"] and "FULL" in result["privacyNote"]
+    assert result["fullNoteAfterReload"] == result["fullNote"]  # kept with the message, not only in the page
     second = result["secondPrompt"]
     assert second["recordId"] != first["recordId"] and second["hasQuestion"]
     assert not second["hasSecret"] and second["fullUserExcluded"]

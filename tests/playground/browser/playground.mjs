@@ -140,6 +140,10 @@ async function main() {
     const sentId = full.answer.messages[0].id;
     result.fullNote = (await page.locator(`.pg-msg[data-id="${sentId}"] .pg-note`).textContent()).trim();
     result.steps.push("FULL user not answered");
+    await page.reload();
+    await page.waitForFunction(() => document.getElementById("playground").classList.contains("live"));
+    result.fullNoteAfterReload = (await page.locator(`.pg-msg[data-id="${sentId}"] .pg-note`).textContent()).trim();
+    result.steps.push("the note is still there after a reload");
 
     await page.selectOption("#pg-identity", config.minimalId);
     const second = await send(page, QUESTION, { mention: false });
