@@ -14,6 +14,8 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, QuerySet, Subquery, Sum
 from django.utils import timezone
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from chatcontext.models import PromptRecord
 from personas.admin_columns import ServerColumns, register_server_columns
@@ -38,19 +40,21 @@ def annotate_usage(queryset: QuerySet[Server]) -> QuerySet[Server]:
     return queryset.annotate(**figures)
 
 
-def usage_text(turns: int | None, tokens: int | None, cost: Decimal | None) -> str:
-    """ "3 turns · 1,204 tokens · cost 0.0012"; the cost sums the priced turns, "not priced" when
-    no turn of the period had a price."""
+def usage_lines(turns: int | None, tokens: int | None, cost: Decimal | None) -> list[str]:
+    """``["3 turns", "1,204 tokens", "cost 0.0012"]``; the cost sums the priced turns, "not
+    priced" when no turn of the period had a price."""
     if not turns:
-        return "no turns"
+        return ["no turns"]
     priced = f"cost {cost.normalize():f}" if cost is not None else "not priced"
-    return f"{turns} turn{'s' if turns != 1 else ''} · {tokens or 0:,} tokens · {priced}"
+    return [f"{turns} turn{'s' if turns != 1 else ''}", f"{tokens or 0:,} tokens", priced]
 
 
 def _column(period: str) -> Any:
     @admin.display(description=f"last {period}")
     def column(server: Server) -> str:
-        return usage_text(*(getattr(server, f"usage_{period}_{k}", None) for k in ("turns", "tokens", "cost")))
+        figures = (getattr(server, f"usage_{period}_{k}", None) for k in ("turns", "tokens", "cost"))
+        # One figure a line: both periods side by side still fit the list in a laptop's window.
+        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in usage_lines(*figures)))
 
     column.__name__ = f"usage_{period}"  # the column's CSS class
     return column

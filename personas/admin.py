@@ -352,7 +352,10 @@ class ServerAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         return annotate_servers(super().get_queryset(request).annotate(persona_total=Coalesce(total, 0)))
 
     def get_list_display(self, request: HttpRequest) -> list[Any]:
-        return [*super().get_list_display(request), *server_columns()]
+        # Other apps' figures (personas.admin_columns) sit with the persona count, in view without scrolling.
+        shown = list(super().get_list_display(request))
+        at = shown.index("persona_total") + 1
+        return [*shown[:at], *server_columns(), *shown[at:]]
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return self.is_superuser_session(request)

@@ -123,8 +123,9 @@ def test_the_server_list_shows_turns_tokens_and_cost_of_the_last_day_and_week(wo
     week_tokens = day_tokens + old.input_tokens + old.output_tokens
     html = _changelist(world, "alice")
     assert ">Last day<" in html and ">Last week<" in html
-    assert f"{day.count()} turns · {day_tokens:,} tokens · cost {record.cost.normalize():f}" in html
-    assert f"{day.count() + 1} turns · {week_tokens:,} tokens · cost {record.cost.normalize():f}" in html
+    cost = f"cost {record.cost.normalize():f}"
+    assert f'<td class="field-usage_day">{day.count()} turns<br>{day_tokens:,} tokens<br>{cost}</td>' in html
+    assert f'<td class="field-usage_week">{day.count() + 1} turns<br>{week_tokens:,} tokens<br>{cost}</td>' in html
     assert "Day Larks" not in html  # alice's list has only her server
     assert "no turns" in _changelist(world, "bob")  # server B's only record is nine days old
 
@@ -140,4 +141,3 @@ def test_the_server_list_costs_one_query_for_its_figures_whatever_the_number_of_
         server = Server.objects.create(server_disc_id=f"{77000 + n}", name=f"extra {n}")
         ServerModerator.objects.create(server=server, user=world.alice)
     assert queries() == before
-
