@@ -12,21 +12,31 @@ from typing import Any, Literal
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
 from django.db import DataError, connection
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Status, Swagger
 from ninja.errors import ValidationError as InputError
 
 from chatcontext.records.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
-from personas.api_common import NUL_CHARACTER, ErrorOut, StaffSessionAuth, TokenAuth
+from personas.api_common import NUL_CHARACTER, ErrorOut, NotFound, StaffSessionAuth, TokenAuth
 from personas.best_effort import redis_status
 
 api = NinjaAPI(
     title="Tomori Platform API",
     version="1",
-    description="Prompt records, personas and per-user controls for moderators' dashboards. "
-    "Objects outside the caller's servers answer 404.",
+    description=(
+        "Prompt records, personas and per-user controls for moderators' dashboards. "
+        "Objects outside the caller's servers answer 404.\n\n"
+        "**Tokens**: a moderator or superuser creates one in the admin, *API tokens → Add API token* "
+        "(`/admin/personas/apitoken/add/`): pick the server, a name and read or read-write scope; the token "
+        "(`tmr_…`) is shown once, after saving, and is sent as `Authorization: Bearer tmr_…`. Revoke it on the "
+        "same page. A signed-in staff session works too (the docs page uses it).\n\n"
+        "**Servers** in paths and filters are named by their Discord id (17–20 digits, *Copy Server ID*) or by "
+        "the platform's `server_id` (fewer digits).\n\n"
+        '**Errors** are `{"detail": …}`: a sentence, or for 422 a list of `{loc, msg, type}` where `loc` is '
+        'where the bad value is, e.g. `["body", "content"]` or `["query", "since"]`.'
+    ),
     docs_url="/docs",
     # Swagger UI's validator badge would send the schema to validator.swagger.io.
     docs=Swagger(settings={"validatorUrl": None}),
@@ -64,12 +74,29 @@ def bad_request(request: HttpRequest, exc: Any) -> HttpResponse:
     return api.create_response(request, {"detail": message}, status=400)
 
 
+def readable_location(error: dict[str, Any]) -> dict[str, Any]:
+    """ninja locates a body field under the view's argument name too (``["body", "body", "content"]``);
+    the caller sent no "body" key, so the location is where the value sits in what they sent."""
+    loc = list(error.get("loc") or ())
+    if len(loc) > 2 and loc[0] == "body" and loc[1] == "body":
+        return {**error, "loc": ["body", *loc[2:]]}
+    return error
+
+
 @api.exception_handler(InputError)
 def invalid_input(request: HttpRequest, exc: InputError) -> HttpResponse:
     """Input the schema refuses is a 422, except text that is well formed but for a NUL character:
     a 400, as PostgreSQL (which cannot store it) answered before the API refused it for SQLite too."""
     nul_only = bool(exc.errors) and all(error.get("type") == NUL_CHARACTER for error in exc.errors)
-    return api.create_response(request, {"detail": exc.errors}, status=400 if nul_only else 422)
+    errors = [readable_location(dict(error)) for error in exc.errors]
+    return api.create_response(request, {"detail": errors}, status=400 if nul_only else 422)
+
+
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    """The API's own 404s say what was not found in the caller's words; any other (Django's names
+    the model, "No PromptRecord matches…", and ninja adds it with DEBUG on) is a plain "Not Found"."""
+    return api.create_response(request, {"detail": str(exc) if isinstance(exc, NotFound) else "Not Found"}, status=404)
 
 
 @api.exception_handler(SuspiciousOperation)

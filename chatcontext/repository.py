@@ -53,6 +53,8 @@ def server_config(server: m.Server) -> ServerConfig:
         time_awareness_enabled=s.time_awareness_enabled,
         user_blocking_enabled=s.user_blocking_enabled,
         deliberate_trigger_mode=s.deliberate_trigger_mode,
+        always_reply_enabled=s.always_reply_enabled,
+        prompt_command_enabled=s.prompt_snapshot_enabled,
         rp_channel_ids=tuple(str(c) for c in s.rp_channel_ids or ()),
         voice_transcript_chat_mode=s.voice_transcript_chat_mode,
         uncensor_injection_enabled=s.uncensor_injection_enabled,

@@ -230,6 +230,9 @@ class ServerConfig:
     time_awareness_enabled: bool = True
     user_blocking_enabled: bool = True
     deliberate_trigger_mode: bool = False
+    # Routing and the bot's commands only; the prompt never reads them.
+    always_reply_enabled: bool = False
+    prompt_command_enabled: bool = True
     rp_channel_ids: tuple[str, ...] = ()
     voice_transcript_chat_mode: bool | None = None
     uncensor_injection_enabled: bool = False

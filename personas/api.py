@@ -6,10 +6,10 @@ Personal memories are shown per server: only lineages of that server's personas,
 """
 
 from datetime import datetime
+from typing import Annotated
 
-from django.http import Http404, HttpRequest
-from django.shortcuts import get_object_or_404
-from ninja import Field, Router, Schema, Status
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema, Status
 from ninja.pagination import paginate
 
 from personas import actions
@@ -21,11 +21,16 @@ from personas.api_common import (
     BoundedPagination,
     DiscordId,
     DiscordIdPath,
-    Id,
     Integer,
+    MemoryId,
+    NotFound,
+    ReminderId,
+    ServerKey,
     Text,
+    get_or_404,
     principal,
     require_write,
+    server_lookup,
 )
 from personas.models import (
     DiscordUser,
@@ -39,6 +44,10 @@ from personas.models import (
 )
 
 router = Router(tags=["servers"])
+
+ReminderStatus = Annotated[
+    Reminder.Status | None, Query(description="Only reminders in this state; empty = every state.")
+]
 
 
 def _writer(request: HttpRequest) -> actions.Actor:
@@ -127,8 +136,8 @@ class ForgetPreviewOut(Schema):
     would_delete: dict[str, int]
 
 
-def _server(request: HttpRequest, server_id: int) -> Server:
-    return get_object_or_404(principal(request).scope(Server.objects.all(), "server_id"), server_id=server_id)
+def _server(request: HttpRequest, server_id: str) -> Server:
+    return get_or_404(principal(request).scope(Server.objects.all(), "server_id"), "server", **server_lookup(server_id))
 
 
 def _lineages(server: Server) -> list[int]:
@@ -145,7 +154,7 @@ def _member_user(server: Server, user_disc_id: str) -> DiscordUser:
     )
     user = DiscordUser.objects.filter(user_disc_id=user_disc_id).first() if known else None
     if user is None:
-        raise Http404("No such user in this server.")
+        raise NotFound("No such user in this server.")
     return user
 
 
@@ -168,17 +177,17 @@ def list_servers(request: HttpRequest):  # type: ignore[no-untyped-def]
 
 
 @router.get("/servers/{server_id}", response={200: ServerOut, **READ_ERRORS})
-def get_server(request: HttpRequest, server_id: Id) -> Server:
+def get_server(request: HttpRequest, server_id: ServerKey) -> Server:
     return _server(request, server_id)
 
 
 @router.get("/servers/{server_id}/personas", response={200: list[PersonaOut], **READ_ERRORS})
-def list_personas(request: HttpRequest, server_id: Id) -> list[Persona]:
+def list_personas(request: HttpRequest, server_id: ServerKey) -> list[Persona]:
     return list(_server(request, server_id).personas.order_by("is_alter", "persona_id"))
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **READ_ERRORS})
-def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
+def get_privacy(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
     user = _member_user(_server(request, server_id), user_disc_id)
     return {
         "user_disc_id": user.user_disc_id,
@@ -188,7 +197,9 @@ def get_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath
 
 
 @router.put("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **WRITE_ERRORS})
-def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: PrivacyIn) -> dict[str, object]:
+def set_privacy(
+    request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: PrivacyIn
+) -> dict[str, object]:
     actor = _writer(request)
     user = _member_user(_server(request, server_id), user_disc_id)
     user = actions.set_privacy_level(user, body.privacy_level, actor=actor)
@@ -200,7 +211,7 @@ def set_privacy(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/memories", response={200: list[MemoryOut], **READ_ERRORS})
-def list_memories(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> list[dict[str, object]]:
+def list_memories(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> list[dict[str, object]]:
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
     rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=_lineages(server)).order_by(
@@ -210,25 +221,28 @@ def list_memories(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPa
 
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/memories", response={201: MemoryOut, **WRITE_ERRORS})
-def create_memory(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
+def create_memory(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
     actor = _writer(request)
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
-    persona = get_object_or_404(Persona, server=server, persona_id=body.persona_id)
+    persona = get_or_404(Persona, "persona on this server", server=server, persona_id=body.persona_id)
     memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags, actor=actor)
     return Status(201, _memory_out(memory, user.user_disc_id))
 
 
 def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
-    return get_object_or_404(
+    return get_or_404(
         PersonalMemory.objects.select_related("user"),
+        "memory on this server",
         personal_memory_id=memory_id,
         persona_lineage_id__in=_lineages(server),
     )
 
 
 @router.patch("/servers/{server_id}/memories/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS})
-def update_memory(request: HttpRequest, server_id: Id, memory_id: Id, body: MemoryPatch) -> dict[str, object]:
+def update_memory(
+    request: HttpRequest, server_id: ServerKey, memory_id: MemoryId, body: MemoryPatch
+) -> dict[str, object]:
     actor = _writer(request)
     memory = _server_memory(_server(request, server_id), memory_id)
     memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags, actor=actor)
@@ -236,7 +250,7 @@ def update_memory(request: HttpRequest, server_id: Id, memory_id: Id, body: Memo
 
 
 @router.delete("/servers/{server_id}/memories/{memory_id}", response={204: None, **WRITE_ERRORS})
-def delete_memory(request: HttpRequest, server_id: Id, memory_id: Id) -> Status:
+def delete_memory(request: HttpRequest, server_id: ServerKey, memory_id: MemoryId) -> Status:
     actor = _writer(request)
     actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id), actor=actor)
     return Status(204, None)
@@ -244,43 +258,45 @@ def delete_memory(request: HttpRequest, server_id: Id, memory_id: Id) -> Status:
 
 @router.get("/servers/{server_id}/reminders", response={200: list[ReminderOut], **READ_ERRORS})
 @paginate(BoundedPagination)
-def list_reminders(request: HttpRequest, server_id: Id, status: Reminder.Status | None = None):  # type: ignore[no-untyped-def]
+def list_reminders(request: HttpRequest, server_id: ServerKey, status: ReminderStatus = None):  # type: ignore[no-untyped-def]
     rows = Reminder.objects.filter(server=_server(request, server_id)).order_by("reminder_time", "reminder_id")
     return rows.filter(status=status) if status else rows
 
 
 @router.delete("/servers/{server_id}/reminders/{reminder_id}", response={204: None, **WRITE_ERRORS})
-def cancel_reminder(request: HttpRequest, server_id: Id, reminder_id: Id) -> Status:
+def cancel_reminder(request: HttpRequest, server_id: ServerKey, reminder_id: ReminderId) -> Status:
     actor = _writer(request)
-    reminder = get_object_or_404(Reminder, server=_server(request, server_id), reminder_id=reminder_id)
+    reminder = get_or_404(
+        Reminder, "reminder on this server", server=_server(request, server_id), reminder_id=reminder_id
+    )
     actions.cancel_reminder(reminder, actor=actor)
     return Status(204, None)
 
 
 @router.get("/servers/{server_id}/blacklist", response={200: list[BlacklistOut], **READ_ERRORS})
 @paginate(BoundedPagination)
-def list_blacklist(request: HttpRequest, server_id: Id):  # type: ignore[no-untyped-def]
+def list_blacklist(request: HttpRequest, server_id: ServerKey):  # type: ignore[no-untyped-def]
     return PersonalizationBlacklist.objects.filter(server=_server(request, server_id)).order_by("user_disc_id")
 
 
 @router.post("/servers/{server_id}/blacklist", response={201: BlacklistOut, **WRITE_ERRORS})
-def add_blacklist(request: HttpRequest, server_id: Id, body: BlacklistIn) -> Status:
+def add_blacklist(request: HttpRequest, server_id: ServerKey, body: BlacklistIn) -> Status:
     actor = _writer(request)
     entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason, actor=actor)
     return Status(201, entry)
 
 
 @router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
-def remove_blacklist(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> Status:
+def remove_blacklist(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> Status:
     actor = _writer(request)
     server = _server(request, server_id)
-    get_object_or_404(PersonalizationBlacklist, server=server, user_disc_id=user_disc_id)
+    get_or_404(PersonalizationBlacklist, "blacklist entry on this server", server=server, user_disc_id=user_disc_id)
     actions.remove_from_blacklist(server, user_disc_id, actor=actor)
     return Status(204, None)
 
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetOut, **WRITE_ERRORS})
-def forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
+def forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
     """Forget-me (the user's right to erasure, so it is not limited to this server): their memories,
     reminders and every stored record or snapshot containing their text, in one transaction."""
     actor = _writer(request)
@@ -290,7 +306,7 @@ def forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetPreviewOut, **WRITE_ERRORS})
-def preview_forget_user(request: HttpRequest, server_id: Id, user_disc_id: DiscordIdPath) -> dict[str, object]:
+def preview_forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
     """What the POST would delete now, by the same counts, with nothing deleted: the numbers to confirm
     before forgetting someone. It needs a write token, as the POST does: the counts span every server,
     so only a principal that may forget the user is shown them."""

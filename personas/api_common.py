@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
-from django.http import HttpRequest
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest
 from ninja import Field, Path, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.pagination import LimitOffsetPagination
@@ -86,21 +88,66 @@ IsoDatetime = Annotated[datetime, BeforeValidator(_iso_datetime)]
 # The pattern documents the rule for clients; the validator enforces it (a NUL is a 400, not a 422).
 Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\x00]*$"})]
 DiscordId = Annotated[str, Field(pattern=DISCORD_ID_PATTERN, description=DISCORD_ID_MESSAGE)]
-DiscordIdPath = Annotated[str, Path(pattern=DISCORD_ID_PATTERN, description=DISCORD_ID_MESSAGE)]
+DiscordIdPath = Annotated[
+    str, Path(pattern=DISCORD_ID_PATTERN, description=f"The user's Discord id. {DISCORD_ID_MESSAGE}")
+]
 
 # Ids are 64-bit in every table; a larger number cannot name anything.
 MAX_ID = 2**63 - 1
 # Constraints before the validator: the other way round pydantic documents them as "ge", not "minimum".
 RowId = Annotated[int, Field(ge=1, le=MAX_ID), BeforeValidator(_ascii_integer)]
-Id = Annotated[Integer, Path(ge=1, le=MAX_ID)]
+
+
+def _row_id_path(description: str) -> Any:
+    return Path(ge=1, le=MAX_ID, description=description)
+
+
+MemoryId = Annotated[Integer, _row_id_path("The memory's personal_memory_id, as the memory lists give it.")]
+ReminderId = Annotated[Integer, _row_id_path("The reminder's reminder_id, as the reminder list gives it.")]
+RecordId = Annotated[Integer, _row_id_path("The prompt record's id, as the record list gives it.")]
+
+# A server is named by the id people know, its Discord id, or by the platform's own server_id.
+# Discord ids are snowflakes of 17 to 20 digits (every id since 2015); a server_id is a row number,
+# which stays far below 17 digits, so the length alone tells them apart.
+SNOWFLAKE_MIN_DIGITS = 17
+SERVER_KEY_PATTERN = "^[0-9]{1,20}$"
+SERVER_KEY_HELP = (
+    "The server: its Discord id (a 17–20 digit snowflake; Discord: Developer Mode → right-click the server → "
+    "Copy Server ID) or the platform's internal server_id (fewer digits; `server_id` in the answers)."
+)
+ServerKey = Annotated[str, Path(pattern=SERVER_KEY_PATTERN, description=SERVER_KEY_HELP)]
+ServerKeyQuery = Annotated[str, Field(pattern=SERVER_KEY_PATTERN)]
+
+
+def server_lookup(key: str, prefix: str = "") -> dict[str, object]:
+    """The lookup of the server a ``ServerKey`` names, e.g. ``{"server_disc_id": "8301…"}``."""
+    if len(key) >= SNOWFLAKE_MIN_DIGITS:
+        return {f"{prefix}server_disc_id": key}
+    return {f"{prefix}server_id": int(key)}
+
+
+class NotFound(Http404):
+    """A 404 whose message is written for the API's callers: it names the kind of thing in their
+    words, never a model (Django's own "No PromptRecord matches the given query")."""
+
+
+M = TypeVar("M", bound=Model)
+
+
+def get_or_404(rows: type[M] | QuerySet[M], what: str, **lookup: Any) -> M:
+    queryset = rows._default_manager.all() if isinstance(rows, type) else rows
+    try:
+        return queryset.get(**lookup)
+    except ObjectDoesNotExist:
+        raise NotFound(f"No such {what}.") from None
 
 
 class BoundedPagination(LimitOffsetPagination):
     """Limit/offset pages with bounds, so a huge offset is a 422 rather than a database error."""
 
     class Input(Schema):
-        limit: Integer = Field(50, ge=1, le=200)
-        offset: Integer = Field(0, ge=0, le=10**9)
+        limit: Integer = Field(50, ge=1, le=200, description="Items per page, 1–200.")
+        offset: Integer = Field(0, ge=0, le=10**9, description="Items to skip: the next page starts at offset + limit.")
 
 
 def principal(request: HttpRequest) -> Principal:

@@ -10,7 +10,8 @@ value objects.
   integrations) and other bots — so personas never answer each other in a loop.
 - Triggers: a DM, a mention of the bot, a reply to a persona's message (the bot's own or an alter's
   webhook message), or a persona trigger word (data-model.md §2.7 single-owner words, matched with
-  participants.md D-12). Deliberate Trigger Mode turns trigger words off for routing.
+  participants.md D-12). Deliberate Trigger Mode turns trigger words off for routing. A server
+  with always-reply on addresses its main persona with every message.
 - A privacy-FULL user cannot trigger (participants.md P-01). An active ``mute`` or ``block`` row
   stops that user triggering that persona. The personalization blacklist does not stop triggering:
   it only withholds memories and saved names.
@@ -78,17 +79,24 @@ def screen(message: DiscordMessage, bot_user_id: str) -> Skip | None:
 
 
 def select_responders(
-    personas: Sequence[PersonaInfo], signals: TriggerSignals, content: str, *, deliberate_trigger_mode: bool
+    personas: Sequence[PersonaInfo],
+    signals: TriggerSignals,
+    content: str,
+    *,
+    deliberate_trigger_mode: bool,
+    always_reply: bool = False,
 ) -> list[PersonaInfo]:
     """Which personas answer, in catalog order (main persona first, then alters by id).
 
     DMs and mentions address the main persona; a reply addresses the persona replied to; trigger
     words address every persona owning a matching word. [DES] Deliberate Trigger Mode keeps only
     the explicit signals (mention, reply, DM), as participants.md T-13 expects of the turn plan.
+    [DES] Always-reply (the server's setting) addresses the main persona on every message, whatever
+    the trigger mode: the moderator asked for an answer to everything.
     """
     chosen: set[int | None] = set()
     main = next((p for p in personas if not p.is_alter), None)
-    if main is not None and (signals.is_dm or signals.mentions_bot):
+    if main is not None and (signals.is_dm or signals.mentions_bot or always_reply):
         chosen.add(main.persona_id)
     if signals.replied_persona_id is not None:
         chosen.add(signals.replied_persona_id)
@@ -116,7 +124,11 @@ async def admit_message(
     """The admission of a message past ``screen``: its responders and, only when someone is
     addressed, the author's rows (registered on first contact) and the decision over them."""
     responders = select_responders(
-        server.personas, signals, message.content, deliberate_trigger_mode=server.config.deliberate_trigger_mode
+        server.personas,
+        signals,
+        message.content,
+        deliberate_trigger_mode=server.config.deliberate_trigger_mode,
+        always_reply=server.config.always_reply_enabled,
     )
     if not responders:
         return Admission(skip=Skip.NOT_TRIGGERED)

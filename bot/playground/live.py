@@ -4,10 +4,10 @@ Each playground channel has a channel-layer group; its websocket (``bot.playgrou
 also joins the server's prompt-record group of ``chatcontext.records.consumers``, so a new record of the
 channel reaches the page the same way the inspector's live feed gets it. Events:
 
-- ``message``: a stored message (new, or its reactions changed), as ``message_payloads`` shapes it;
+- ``message``: a stored message (new, or its reactions, transcript or notes changed — why it was
+  not answered or transcribed, ``bot.playground.notes``), as ``message_payloads`` shapes it;
 - ``typing`` then ``delta`` …: a persona's reply streaming in, keyed by ``stream_id``; the final
-  ``message`` carries the same ``stream_id`` and replaces what was streamed;
-- ``skipped``: the message was not a trigger, and why (an ``admission.Skip`` value).
+  ``message`` carries the same ``stream_id`` and replaces what was streamed.
 
 Payloads go only to staff of the server (the page and the socket check that); they carry the text a
 moderator could read in Discord, never data the prompt withheld.
@@ -22,6 +22,7 @@ from django.urls import reverse
 
 from bot.conversation.db import in_callers_transaction
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.notes import message_notes
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import VoiceTranscript
 from chatcontext.types import Author, DiscordMessage, JSONDict
@@ -91,6 +92,7 @@ def message_payloads(
                     for a in row.attachments or []
                 ],
                 "transcript": transcripts.get(row.disc_id),
+                "notes": message_notes(row.skip_reason, row.transcription_failure),
             }
         )
     return payloads

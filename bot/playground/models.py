@@ -100,6 +100,11 @@ class PlaygroundMessage(models.Model):
     # The notices a persona posts with a message (a memory learned, a reminder set), as Discord embeds:
     # [{"title", "description", "footer_text", "color"}].
     embeds = models.JSONField(default=list, blank=True)
+    # Why no persona answered it (a Skip value or queue_full) and why its audio has no transcript (a
+    # FailureReason value or privacy_full): kept so the page shows the note again after a reload
+    # (bot.playground.notes words them). Discord shows neither; only the playground explains.
+    skip_reason = models.CharField(max_length=32, blank=True, default="")
+    transcription_failure = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         db_table = "playground_messages"

@@ -36,9 +36,11 @@ from bot.conversation.state import ServerState, audio_to_transcribe, load_server
 from bot.playground import live, store
 from bot.playground.images import UploadImageFetcher
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.notes import PRIVACY_FULL_AUDIO, QUEUE_FULL
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import PromptRecord
+from chatcontext.simplify.media import is_audio_attachment
 from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
 from chatcontext.voice.cache import TranscriptCache, shared_cache
 from chatcontext.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
@@ -46,7 +48,6 @@ from personas import models as m
 
 logger = logging.getLogger(__name__)
 
-QUEUE_FULL = "queue_full"
 TRANSCRIPTION_WAIT_S = SOFT_TIME_LIMIT_SECONDS + 30
 
 
@@ -191,6 +192,20 @@ async def transcribe_before_turn(row: PlaygroundMessage) -> TranscriptionOutcome
     return TranscriptionOutcome(**outcome)
 
 
+def untranscribed_reason(row: PlaygroundMessage, transcription: TranscriptionOutcome | None) -> str:
+    """Why the message's audio has no transcript: the task's failure, or — audio that was never
+    sent (``audio_to_transcribe`` withholds only a privacy-FULL author's) — the author's privacy."""
+    if transcription is not None:
+        return transcription.failure if transcription.status == "failed" else ""
+    has_audio = any(is_audio_attachment(store.as_attachment(a)) for a in row.attachments or [])
+    return PRIVACY_FULL_AUDIO if has_audio else ""
+
+
+async def _note_skip(channel: PlaygroundChannel, row: PlaygroundMessage, bot_user: Author, reason: str) -> None:
+    await db(store.note_message)(row, skip_reason=reason)
+    await live.publish_message(channel, row, bot_user)
+
+
 # --- entry points ---------------------------------------------------------------------------------
 
 
@@ -215,7 +230,10 @@ async def post_playground_message(
     await live.publish_message(channel, row, bot_user)
     outcome = PlaygroundOutcome(message=row)
     outcome.transcription = await transcribe_before_turn(row)
-    if outcome.transcription is not None:  # the page shows the transcript under the audio
+    failure = untranscribed_reason(row, outcome.transcription)
+    if failure:
+        await db(store.note_message)(row, transcription_failure=failure)
+    if outcome.transcription is not None or failure:  # the page shows the transcript, or why not, under the audio
         await live.publish_message(channel, row, bot_user)
 
     trigger = await db(read_trigger)(channel, row, bot_user)
@@ -223,7 +241,7 @@ async def post_playground_message(
     if not admission.admitted:
         outcome.skip = str(admission.skip)
         logger.info("playground message not admitted: %s", outcome.skip)
-        await live.publish(channel.pk, {"kind": "skipped", "message_id": row.disc_id, "reason": outcome.skip})
+        await _note_skip(channel, row, bot_user, outcome.skip)
         return outcome
     outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
     job = PlaygroundJob(
@@ -233,7 +251,7 @@ async def post_playground_message(
     )
     if not await planner.submit(job):
         outcome.skip = QUEUE_FULL
-        await live.publish(channel.pk, {"kind": "skipped", "message_id": row.disc_id, "reason": QUEUE_FULL})
+        await _note_skip(channel, row, bot_user, QUEUE_FULL)
         return outcome
     outcome.results = await job.done
     return outcome

@@ -231,6 +231,16 @@ def react_as_bot(channel: PlaygroundChannel, message_disc_id: str, emoji: str, b
     return row if already else toggle_reaction(row, emoji, bot_id)
 
 
+def note_message(row: PlaygroundMessage, *, skip_reason: str = "", transcription_failure: str = "") -> None:
+    """Keep why a message was not answered or transcribed (``bot.playground.notes``)."""
+    fields = {"skip_reason": skip_reason} if skip_reason else {}
+    if transcription_failure:
+        fields["transcription_failure"] = transcription_failure
+    PlaygroundMessage.objects.filter(pk=row.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(row, name, value)
+
+
 def toggle_reaction(message: PlaygroundMessage, emoji: str, user_disc_id: str) -> PlaygroundMessage:
     """Add the user's reaction, or take it back when they already reacted with that emoji."""
     emoji = emoji.strip()

@@ -81,7 +81,7 @@ def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]
     links = record_links(admin.site, request, record, record.exclusions)
     return {
         "record": record,
-        "blocks": inspector.prompt_blocks(record.context_items, record.message_id_map),
+        "blocks": inspector.record_blocks(record),
         "exclusions": inspector.exclusion_entries(record.exclusions, links),
         "inspector_url": reverse("admin:chatcontext_promptrecord_change", args=[record.pk]),
     }

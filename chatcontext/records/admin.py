@@ -85,7 +85,17 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     the persona and channel are read from the record's own columns.
     """
 
-    list_display = ["created_at", "server", "channel", "persona_nickname", "source", "tokens", "latency", "failed"]
+    list_display = [
+        "created_at",
+        "server",
+        "channel",
+        "persona_nickname",
+        "source",
+        "tokens",
+        "cost",
+        "latency",
+        "failed",
+    ]
     list_display_links = ["created_at"]
     list_select_related = ["server"]
     list_filter = [
@@ -114,9 +124,9 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def channel(self, obj: PromptRecord) -> str:
         return f"#{obj.channel_name}" if obj.channel_name else obj.channel_disc_id
 
-    @admin.display(description="tokens", ordering="token_estimate")
-    def tokens(self, obj: PromptRecord) -> int:
-        return obj.token_estimate
+    @admin.display(description="tokens in / out", ordering="input_tokens")
+    def tokens(self, obj: PromptRecord) -> str:
+        return f"{obj.input_tokens} / {obj.output_tokens}" + ("" if obj.tokens_measured else " (est.)")
 
     @admin.display(description="latency (ms)", ordering="latency_ms")
     def latency(self, obj: PromptRecord) -> int | None:
@@ -176,7 +186,7 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             if previous is not None
             else []
         )
-        blocks = inspector.prompt_blocks(record.context_items, record.message_id_map)
+        blocks = inspector.record_blocks(record)
         links = record_links(self.admin_site, request, record, record.exclusions)
         trigger_author = inspector.trigger_author_id(record)
         context = self._context(

@@ -1,12 +1,12 @@
 """Prompt records for dashboards: list (filtered, paginated), detail, snapshot export."""
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
-from django.shortcuts import get_object_or_404
-from ninja import FilterSchema, Query, Router, Schema
+from ninja import Field, FilterSchema, Query, Router, Schema
 from ninja.pagination import paginate
 
 from chatcontext.records.inspector import snapshot_download
@@ -14,12 +14,16 @@ from chatcontext.records.models import PromptRecord
 from personas.api_common import (
     AUTH_ERRORS,
     READ_ERRORS,
+    SERVER_KEY_HELP,
     BoundedPagination,
     DiscordId,
-    Id,
     IsoDatetime,
+    RecordId,
     RowId,
+    ServerKeyQuery,
+    get_or_404,
     principal,
+    server_lookup,
 )
 
 router = Router(tags=["prompt records"])
@@ -37,6 +41,10 @@ SUMMARY_FIELDS = (
     "provider",
     "model_name",
     "token_estimate",
+    "input_tokens",
+    "output_tokens",
+    "tokens_measured",
+    "cost",
     "latency_ms",
     "error",
 )
@@ -54,7 +62,14 @@ class RecordSummaryOut(Schema):
     created_at: datetime
     provider: str
     model_name: str
-    token_estimate: int
+    token_estimate: int = Field(description="The prompt's estimate, characters / 4 per block.")
+    input_tokens: int = Field(description="Prompt tokens: the provider's count when measured, else the estimate.")
+    output_tokens: int = Field(description="Reply tokens: the provider's count when measured, else an estimate.")
+    tokens_measured: bool = Field(description="Whether the provider reported the prompt's token count.")
+    cost: Decimal | None = Field(
+        description="Cost of the turn at the server's prices per million tokens when it was written "
+        "(a decimal string in the operator's billing currency); null when the server had no price."
+    )
     latency_ms: int | None
     failed: bool
 
@@ -78,12 +93,17 @@ class RecordDetailOut(RecordSummaryOut):
 
 
 class RecordFilter(FilterSchema):
-    server_id: RowId | None = None
-    channel_disc_id: DiscordId | None = None
-    persona_id: RowId | None = None
-    source: PromptRecord.Source | None = None
-    since: IsoDatetime | None = None
-    until: IsoDatetime | None = None
+    server_id: ServerKeyQuery | None = Field(None, description=SERVER_KEY_HELP)
+    channel_disc_id: DiscordId | None = Field(None, description="Only records of this channel (its Discord id).")
+    persona_id: RowId | None = Field(None, description="Only records of this persona (`persona_id` of /personas).")
+    source: PromptRecord.Source | None = Field(
+        None, description="Only records from this surface: bot, replay, playground or inspector."
+    )
+    since: IsoDatetime | None = Field(None, description="Only records created at or after this ISO 8601 time.")
+    until: IsoDatetime | None = Field(None, description="Only records created before this ISO 8601 time.")
+
+    def filter_server_id(self, value: str | None) -> Q:
+        return Q(**server_lookup(value, prefix="server__")) if value else Q()
 
     # Bounds are compared in UTC: PostgreSQL refuses some offsets Python accepts (e.g. +21:00).
     def filter_since(self, value: datetime | None) -> Q:
@@ -114,12 +134,12 @@ def list_records(request: HttpRequest, filters: Query[RecordFilter]):  # type: i
 
 
 @router.get("/records/{record_id}", response={200: RecordDetailOut, **READ_ERRORS})
-def get_record(request: HttpRequest, record_id: Id) -> PromptRecord:
+def get_record(request: HttpRequest, record_id: RecordId) -> PromptRecord:
     # The snapshot is the largest column and the detail never returns it (it has its own export).
-    return get_object_or_404(_records(request).defer("snapshot"), pk=record_id)
+    return get_or_404(_records(request).defer("snapshot"), "prompt record", pk=record_id)
 
 
 @router.get("/records/{record_id}/snapshot", response={200: dict[str, Any], **READ_ERRORS})
-def export_snapshot(request: HttpRequest, record_id: Id) -> JsonResponse:
+def export_snapshot(request: HttpRequest, record_id: RecordId) -> JsonResponse:
     """The turn snapshot the record was built from, as a downloadable `replay_turn` input."""
-    return snapshot_download(get_object_or_404(_records(request).only("id", "snapshot"), pk=record_id))
+    return snapshot_download(get_or_404(_records(request).only("id", "snapshot"), "prompt record", pk=record_id))

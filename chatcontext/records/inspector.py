@@ -27,6 +27,7 @@ from chatcontext.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.store import estimate_tokens
+from chatcontext.records.usage import scale_to
 from chatcontext.serialize import turn_output
 from chatcontext.snapshot import (
     LoadedSnapshot,
@@ -150,21 +151,28 @@ def refs_by_message(message_id_map: Mapping[str, str]) -> dict[str, tuple[str, .
     return {message_id: tuple(ids) for message_id, ids in refs.items()}
 
 
-def prompt_blocks(items: Sequence[Mapping[str, Any]], message_id_map: Mapping[str, str]) -> list[PromptBlock]:
+def prompt_blocks(
+    items: Sequence[Mapping[str, Any]], message_id_map: Mapping[str, str], *, measured_tokens: int | None = None
+) -> list[PromptBlock]:
     """The prompt in order, one block per context item. Records store a token estimate per item;
-    an item without one is estimated the same way (``records.estimate_tokens``)."""
+    an item without one is estimated the same way (``records.estimate_tokens``). With
+    ``measured_tokens`` (the provider's prompt count) the estimates are scaled to add up to it."""
     refs = refs_by_message(message_id_map)
+    texts = [str(item.get("text") or "") for item in items]
+    estimates = [
+        tokens if isinstance(tokens := item.get("token_estimate"), int) else estimate_tokens(text)
+        for item, text in zip(items, texts, strict=True)
+    ]
+    counts = estimates if measured_tokens is None else scale_to(estimates, measured_tokens)
     blocks = []
-    for position, item in enumerate(items, start=1):
-        text = str(item.get("text") or "")
+    for position, (item, text, tokens) in enumerate(zip(items, texts, counts, strict=True), start=1):
         message_id = item.get("message_id")
-        tokens = item.get("token_estimate")
         blocks.append(
             PromptBlock(
                 position=position,
                 role=str(item.get("role") or ""),
                 tag=str(item.get("tag") or "untagged"),
-                tokens=int(tokens) if isinstance(tokens, int) else estimate_tokens(text),
+                tokens=tokens,
                 text=text,
                 summary=_summary(text),
                 message_id=str(message_id) if message_id else None,
@@ -172,6 +180,12 @@ def prompt_blocks(items: Sequence[Mapping[str, Any]], message_id_map: Mapping[st
             )
         )
     return blocks
+
+
+def record_blocks(record: PromptRecord) -> list[PromptBlock]:
+    """A record's blocks, scaled to the provider's prompt count when it reported one."""
+    measured = record.input_tokens if record.tokens_measured else None
+    return prompt_blocks(record.context_items, record.message_id_map, measured_tokens=measured)
 
 
 def history_entries(

@@ -40,6 +40,13 @@ class PromptRecord(models.Model):
     error = models.TextField(blank=True, default="")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     usage = models.JSONField(default=dict, blank=True)
+    # The turn's tokens and cost as written (chatcontext.records.usage): the provider's counts when it
+    # reported them, else the estimates; the cost at the server's prices of that moment, so a later
+    # price change does not rewrite what a turn cost. Columns, so a server's totals are one query.
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    tokens_measured = models.BooleanField(default=False)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
     # The images of the prompt (bot.conversation.media): {"sent": [...], "not_sent": [...]}, each with its
     # media id, message, filename and url; sent ones with their size and content type, the others with why.
     # Never the bytes.

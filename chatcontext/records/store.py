@@ -1,9 +1,10 @@
 """Prompt records: one assembled turn exactly as the model saw it, with its snapshot (design.md).
 
 ``store_prompt_record`` is the only writer. It stores the §2 output document of the turn, a token
-estimate per context item, the exclusion log (who was left out and why, never the excluded text)
-and the Discord ids of everyone the record is about (``subject_user_ids``: whose words, profile or
-memories it holds), so forget-me deletes those records and no others.
+estimate per context item, the turn's input/output tokens and cost (``chatcontext.records.usage``), the
+exclusion log (who was left out and why, never the excluded text) and the Discord ids of everyone
+the record is about (``subject_user_ids``: whose words, profile or memories it holds), so
+forget-me deletes those records and no others.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chatcontext.records.models import PromptRecord
+from chatcontext.records.usage import turn_cost, turn_tokens
 from chatcontext.serialize import turn_output
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
@@ -136,8 +138,10 @@ def store_prompt_record(
         total += tokens
         items.append({**item, "token_estimate": tokens})
     turn = ctx.turn
+    counted = turn_tokens(usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(reply_text))
     with transaction.atomic():
-        server = m.Server.objects.get(server_disc_id=turn.server.server_disc_id)
+        server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
+        prices = server.settings
         nickname = ctx.current_persona.persona_nickname
         persona = m.Persona.objects.filter(server=server, persona_nickname__iexact=nickname.strip()).first()
         return PromptRecord.objects.create(
@@ -164,6 +168,10 @@ def store_prompt_record(
             error=error,
             latency_ms=latency_ms,
             usage=usage or {},
+            input_tokens=counted.input,
+            output_tokens=counted.output,
+            tokens_measured=counted.measured,
+            cost=turn_cost(counted, input_price=prices.llm_input_price, output_price=prices.llm_output_price),
             images=images or {},
             tool_calls=tool_calls or {},
             subject_user_ids=list(

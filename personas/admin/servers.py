@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from personas.admin.columns import annotate_servers, server_columns
 from personas.admin.common import ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import RecordedAdmin
@@ -79,6 +80,8 @@ SUPERUSER_PROVIDER_FIELDS = [
     "llm_model",
     "llm_api_key",
     "clear_llm_api_key",
+    "llm_input_price",
+    "llm_output_price",
 ]
 
 
@@ -132,7 +135,14 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
     )
 
     class Meta(ServerSettingsForm.Meta):
-        fields = [*ServerSettingsForm.Meta.fields, "llm_base_url", "llm_model", "llm_api_key"]
+        fields = [
+            *ServerSettingsForm.Meta.fields,
+            "llm_base_url",
+            "llm_model",
+            "llm_api_key",
+            "llm_input_price",
+            "llm_output_price",
+        ]
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -210,7 +220,13 @@ class ServerAdmin(ServerScopedAdminMixin, RecordedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
         personas = Persona.objects.filter(server=OuterRef("pk")).order_by().values("server")
         total = Subquery(personas.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
-        return super().get_queryset(request).annotate(persona_total=Coalesce(total, 0))
+        return annotate_servers(super().get_queryset(request).annotate(persona_total=Coalesce(total, 0)))
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        # Other apps' figures (personas.admin.columns) sit with the persona count, in view without scrolling.
+        shown = list(super().get_list_display(request))
+        at = shown.index("persona_total") + 1
+        return [*shown[:at], *server_columns(), *shown[at:]]
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return self.is_superuser_session(request)

@@ -126,10 +126,11 @@ class ServerSettings(models.Model):
         "when asked. Off: what a persona learns stays in its own lineage.",
     )
     prompt_snapshot_enabled = models.BooleanField(
-        "prompt snapshots",
-        default=False,
-        help_text="Stored, but nothing reads it yet: every turn's prompt is recorded with its snapshot either way "
-        "(kept for the retention days above).",
+        "/prompt command",
+        default=True,
+        help_text="On: moderators (Manage Server) can ask the bot on Discord with /prompt last for a link to the "
+        "prompt inspector's record of the latest turn. Off: the command says it is turned off here. Every turn "
+        "is recorded either way (kept for the retention days above) and stays in the admin's Prompt records.",
     )
     emoji_usage_enabled = models.BooleanField(
         "emoji usage",
@@ -161,7 +162,9 @@ class ServerSettings(models.Model):
     always_reply_enabled = models.BooleanField(
         "always reply",
         default=False,
-        help_text="Stored, but nothing reads it yet: personas answer only when triggered, whatever this says.",
+        help_text="On: the main persona answers every message people post in this server's channels, no trigger "
+        "needed (also in deliberate trigger mode); alters still answer only when triggered. Privacy-Full, muted "
+        "and blocking users are still not answered, and bots never are.",
     )
     rp_channel_ids = models.JSONField(
         "role-play channels",
@@ -254,6 +257,25 @@ class ServerSettings(models.Model):
         blank=True,
         default="",
         help_text="The model name sent to the provider, e.g. gpt-4o-mini. Empty = LLM_MODEL from the environment.",
+    )
+    llm_input_price = models.DecimalField(
+        "price per million input tokens",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text="What the provider charges for a million prompt tokens of this server's model, in your billing "
+        "currency. Prompt records and the server list show each turn's cost from it; empty = cost not shown.",
+    )
+    llm_output_price = models.DecimalField(
+        "price per million output tokens",
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text="What the provider charges for a million reply (completion) tokens, in the same currency.",
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -42,8 +42,10 @@ def ids(personas) -> list[int | None]:
 NO_SIGNALS = TriggerSignals()
 
 
-def decide(content: str, signals=NO_SIGNALS, *, privacy=PrivacyLevel.MINIMAL, blocked=frozenset(), dtm=False):
-    responders = select_responders(PERSONAS, signals, content, deliberate_trigger_mode=dtm)
+def decide(
+    content: str, signals=NO_SIGNALS, *, privacy=PrivacyLevel.MINIMAL, blocked=frozenset(), dtm=False, always=False
+):
+    responders = select_responders(PERSONAS, signals, content, deliberate_trigger_mode=dtm, always_reply=always)
     return admit(responders, privacy_level=privacy, blocked_persona_ids=frozenset(blocked))
 
 
@@ -72,6 +74,19 @@ def test_mention_dm_and_reply_address_the_right_persona():
 def test_deliberate_trigger_mode_ignores_trigger_words_for_routing():
     assert decide("LIIILYAAA ellen", dtm=True).skip is Skip.NOT_TRIGGERED
     assert ids(decide("ellen", TriggerSignals(mentions_bot=True), dtm=True).personas) == [1]
+
+
+def test_always_reply_addresses_the_main_persona_on_every_message_alters_only_when_triggered():
+    assert ids(decide("anyone around?", always=True).personas) == [1]
+    assert ids(decide("anyone around?", always=True, dtm=True).personas) == [1]
+    assert ids(decide("ren, anyone around?", always=True).personas) == [1, 3]
+    assert ids(decide("hello", TriggerSignals(replied_persona_id=3), always=True).personas) == [1, 3]
+    assert decide("anyone around?").skip is Skip.NOT_TRIGGERED
+
+
+def test_p01_always_reply_never_answers_privacy_full_or_blocking_users():
+    assert decide("anyone around?", always=True, privacy=PrivacyLevel.FULL).skip is Skip.PRIVACY_FULL
+    assert decide("anyone around?", always=True, blocked={1}).skip is Skip.BLOCKED
 
 
 def test_p01_privacy_full_users_cannot_trigger():

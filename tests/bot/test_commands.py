@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from bot.discord.exts._interactions import MODERATOR_ONLY
-from bot.discord.exts.moderation import inspector_url
+from bot.discord.exts.moderation import PROMPT_COMMAND_OFF, inspector_url
 from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.bot.fakes import FakeInteraction, run_db
@@ -157,3 +157,22 @@ async def test_a_moderator_gets_the_inspector_link_of_the_last_turn(harness):
     assert reply.endswith(f"/admin/chatcontext/promptrecord/{newest}/change/")
     shown = await call(harness, "ModerationCog", "persona", "show", interaction(harness, 1), "tomori")
     assert "Lineage:" in shown
+
+
+async def test_prompt_last_answers_only_where_the_prompt_command_is_on(harness):
+    await make_moderator(harness, 1)
+
+    def seed() -> m.ServerSettings:
+        server, persona = server_rows(harness.guild.id)
+        channel = str(harness.channel.id)
+        PromptRecord.objects.create(server=server, persona=persona, channel_disc_id=channel, created_at=timezone.now())
+        return server.settings
+
+    last = await call(harness, "ModerationCog", "prompt", "last", interaction(harness, 1))  # registers the server
+    assert "No turn has been recorded" in last
+    settings = await run_db(seed)
+    assert (await call(harness, "ModerationCog", "prompt", "last", interaction(harness, 1))).startswith("Last turn:")
+    settings.prompt_snapshot_enabled = False
+    await run_db(settings.save)
+
+    assert await call(harness, "ModerationCog", "prompt", "last", interaction(harness, 1)) == PROMPT_COMMAND_OFF

@@ -85,6 +85,31 @@ async def test_a_mention_gets_a_native_reply_built_from_the_assembled_prompt(har
     assert len(record.context_items) == len(prompt)
 
 
+def _always_reply(guild: discord.Guild) -> None:
+    setup_server(guild)
+    m.ServerSettings.objects.filter(server__server_disc_id=str(guild.id)).update(always_reply_enabled=True)
+
+
+async def test_always_reply_the_main_persona_answers_a_message_without_any_trigger(harness):
+    await run_db(_always_reply, harness.guild)
+
+    untriggered = await dpytest.message("is the workshop open tonight?", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content.startswith("[echo] Tomori:") and "is the workshop open tonight?" in reply.content
+    [record] = await records()
+    assert record.persona_nickname == "Tomori" and record.trigger_message_disc_id == str(untriggered.id)
+    assert harness.webhooks.hooks == {}  # the alter was not addressed
+
+
+async def test_without_always_reply_a_message_without_a_trigger_gets_no_answer(harness):
+    await run_db(setup_server, harness.guild)
+
+    await dpytest.message("is the workshop open tonight?", member=harness.member(0))
+
+    assert sent_messages() == [] and harness.prompts == [] and await records() == []
+
+
 async def test_an_alters_trigger_word_produces_a_webhook_message(harness):
     await run_db(setup_server, harness.guild)
 

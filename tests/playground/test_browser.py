@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -28,7 +29,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOT = ROOT / "artifacts" / "playground.png"
+ARTIFACTS = ROOT / "artifacts"
+SCREENSHOT = ARTIFACTS / "playground.png"
 START_TIMEOUT_S = 90
 SCRIPT_TIMEOUT_S = 300
 USERNAME, PASSWORD = "playground-admin", "pw-playground-browser"
@@ -96,9 +98,14 @@ def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_us
     first = result["firstPrompt"]
     assert first["hasProfileMarker"] and first["hasFirstMessage"] and "Minnie" in first["profileBlock"]
     assert result["fullSkip"] == "privacy_full" and "FULL" in result["fullNote"] and "FULL" in result["privacyNote"]
+    assert result["fullNoteAfterReload"] == result["fullNote"]  # kept with the message, not only in the page
     second = result["secondPrompt"]
     assert second["recordId"] != first["recordId"] and second["hasQuestion"]
     assert not second["hasSecret"] and second["fullUserExcluded"]
     assert result["secretShownInConversation"]  # the page shows what Rei wrote; only the prompt leaves it out
+    # The echo provider reports no token counts: estimated, priced at the demo's example prices.
+    assert re.fullmatch(r"\d+ in \+ \d+ out tokens, estimated \(characters ÷ 4\) · cost 0\.\d+", result["recordTokens"])
+    assert re.fullmatch(r"2 turns\n[\d,]+ tokens\ncost 0\.\d+", result["serverUsageDay"]), result["serverUsageDay"]
     assert result["pageErrors"] == [] and result["failedResponses"] == []
-    assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for picture in (SCREENSHOT, ARTIFACTS / "inspector-record-cost.png", ARTIFACTS / "server-list-usage.png"):
+        assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

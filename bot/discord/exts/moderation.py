@@ -25,6 +25,10 @@ from chatcontext.models import PromptRecord
 from chatcontext.types import PersonaInfo
 
 PROMPT_PREVIEW_CHARS = 300
+PROMPT_COMMAND_OFF = (
+    "/prompt is turned off on this server (admin: Servers → this server → /prompt command). "
+    "Its prompt records are in the admin's Prompt records."
+)
 
 
 def inspector_url(record_id: int) -> str:
@@ -95,6 +99,9 @@ class ModerationCog(commands.Cog):
     async def prompt_last(self, interaction: discord.Interaction) -> None:
         if not is_moderator(interaction):
             await reply(interaction, MODERATOR_ONLY)
+            return
+        if not (await interaction_server(interaction)).config.prompt_command_enabled:
+            await reply(interaction, PROMPT_COMMAND_OFF)
             return
         record_id = await database_sync_to_async(last_record_id)(
             interaction_server_key(interaction), str(interaction.channel_id)

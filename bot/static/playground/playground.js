@@ -1,23 +1,14 @@
 // The playground page (templates/playground/index.html). Plain JavaScript, no build step.
 // Messages come from the page's initial JSON, from the answer to a send, and live from the channel's
-// websocket (bot/playground/live.py): "message", "typing" + "delta" (a reply streaming in), "skipped",
-// "record" (a new prompt record of this channel: its prompt panel is loaded). Every text is put into
+// websocket (bot/playground/live.py): "message" (also when its transcript or notes change: why it was
+// not answered or transcribed, stored with it so a reload shows them again), "typing" + "delta" (a
+// reply streaming in), "record" (a new prompt record of this channel: its prompt panel is loaded). Every text is put into
 // the page with textContent, never as HTML; only the server-rendered prompt panel is HTML.
 (() => {
   "use strict";
   const root = document.getElementById("playground");
   if (!root || !root.dataset.channel) return;
 
-  const SKIP_REASONS = {
-    not_triggered: "No persona was addressed: mention the bot, reply to a persona or use a trigger word.",
-    privacy_full: "Not answered: this person's privacy level is FULL, so they cannot trigger a persona.",
-    blocked: "Not answered: this person is muted or blocked by every persona addressed.",
-    own_message: "Not answered: the bot never answers itself.",
-    bot_author: "Not answered: personas never answer bots.",
-    webhook: "Not answered: personas never answer webhooks.",
-    system_message: "Not answered: system messages never trigger.",
-    queue_full: "Not answered: this channel's queue is full; try again in a moment.",
-  };
   const REACTIONS = ["👍", "❤️", "😂", "😮", "🦉"];
 
   const list = document.getElementById("pg-messages");
@@ -38,7 +29,6 @@
   const botId = root.dataset.botId;
   const nodes = new Map(); // message id → element
   const streams = new Map(); // stream id → element of a reply still streaming in
-  const notes = new Map(); // message id → note shown under it (why it was not answered)
 
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -133,7 +123,7 @@
     });
     actions.append(picker);
     node.append(actions);
-    if (notes.has(message.id)) node.append(notes.get(message.id));
+    for (const text of message.notes || []) node.append(el("div", "pg-note", text));
     return node;
   }
 
@@ -163,16 +153,6 @@
     if (!node) return;
     node.querySelector(".pg-msg-body").textContent += event.text;
     scrollToEnd();
-  }
-
-  function note(messageId, text, isError) {
-    const node = el("div", "pg-note" + (isError ? " error" : ""), text);
-    notes.set(messageId, node);
-    const message = nodes.get(messageId);
-    if (message) {
-      message.querySelector(".pg-note")?.remove();
-      message.append(node);
-    }
   }
 
   async function loadPanel(url) {
@@ -249,10 +229,6 @@
       files.value = "";
       stopReply();
       for (const message of payload.messages) upsert(message);
-      const [sent] = payload.messages;
-      if (payload.skip && sent) note(sent.id, SKIP_REASONS[payload.skip] || "Not answered (" + payload.skip + ").");
-      const failed = payload.records.find((r) => r.error);
-      if (failed && sent) note(sent.id, "Generation failed: " + failed.error, true);
       if (payload.records.length) await addRecord(payload.records[payload.records.length - 1]);
       status.textContent = "";
     } catch (error) {
@@ -283,7 +259,6 @@
       if (event.kind === "message") upsert(event.message, event.stream_id);
       else if (event.kind === "typing") typing(event);
       else if (event.kind === "delta") delta(event);
-      else if (event.kind === "skipped") note(event.message_id, SKIP_REASONS[event.reason] || "Not answered.");
       else if (event.kind === "record") addRecord(liveRecord(event.record));
     });
     socket.addEventListener("close", (closed) => {

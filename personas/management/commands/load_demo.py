@@ -90,9 +90,19 @@ class Command(BaseCommand):
         )
         ServerSettings.objects.update_or_create(
             server=server,
-            defaults={"message_fetch_limit": 50, "timezone_offset": Decimal(9), "memory_tagging_enabled": False},
+            defaults={
+                "message_fetch_limit": 50,
+                "timezone_offset": Decimal(9),
+                "memory_tagging_enabled": False,
+                # Example prices per million tokens, so the demo's records and server list show a cost.
+                "llm_input_price": Decimal("0.15"),
+                "llm_output_price": Decimal("0.60"),
+            },
         )
-        self.step(f"server {server.name} ({server.server_disc_id}) with settings (UTC+9, 50 messages)")
+        self.step(
+            f"server {server.name} ({server.server_disc_id}) with settings (UTC+9, 50 messages, "
+            "example prices 0.15 / 0.60 per million tokens)"
+        )
 
         tomori, _ = Persona.objects.update_or_create(
             server=server,

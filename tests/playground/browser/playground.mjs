@@ -140,6 +140,10 @@ async function main() {
     const sentId = full.answer.messages[0].id;
     result.fullNote = (await page.locator(`.pg-msg[data-id="${sentId}"] .pg-note`).textContent()).trim();
     result.steps.push("FULL user not answered");
+    await page.reload();
+    await page.waitForFunction(() => document.getElementById("playground").classList.contains("live"));
+    result.fullNoteAfterReload = (await page.locator(`.pg-msg[data-id="${sentId}"] .pg-note`).textContent()).trim();
+    result.steps.push("the note is still there after a reload");
 
     await page.selectOption("#pg-identity", config.minimalId);
     const second = await send(page, QUESTION, { mention: false });
@@ -156,6 +160,15 @@ async function main() {
     mkdirSync(dirname(config.screenshot), { recursive: true });
     await page.screenshot({ path: config.screenshot });
     result.screenshot = config.screenshot;
+
+    // The turn's record in the inspector, with its tokens and cost, and the server list's usage.
+    await page.goto(`${config.baseUrl}/admin/chatcontext/promptrecord/${secondPanel.recordId}/change/`);
+    result.recordTokens = (await page.locator("td .record-tokens").first().textContent()).trim();
+    await page.screenshot({ path: join(dirname(config.screenshot), "inspector-record-cost.png"), fullPage: true });
+    await page.goto(`${config.baseUrl}/admin/personas/server/`);
+    result.serverUsageDay = (await page.locator("td.field-usage_day").first().innerText()).trim();
+    await page.screenshot({ path: join(dirname(config.screenshot), "server-list-usage.png"), fullPage: true });
+    result.steps.push("record cost and server usage shown");
     result.ok = true;
   } catch (error) {
     result.error = String(error && error.stack ? error.stack : error);

@@ -1,0 +1,114 @@
+"""Every setting on the server and persona forms is read by code outside its model and the admin
+(issue 16: "settings that do nothing" are either implemented or named here with what they wait for).
+
+The check greps the application code for a read of each form field: an attribute (``.name``) or a
+query lookup (``__name``). The model, the admin and the migrations do not count, since they only
+store and show it; nor does the loader that copies rows into ``ServerConfig`` / ``PersonaInfo``
+(``chatcontext/repository.py``): a copied field counts only where its copy is read.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+
+from personas.models import Persona, PersonaAttribute, Server, ServerSettings
+from tests.foundation.test_admin_forms import form_fields, root_request
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+APP_DIRS = ("bot", "botplatform", "chatcontext", "personas")
+# Where a field is stored, shown or copied rather than read.
+NOT_READERS = re.compile(
+    r"^personas/(models/|admin[^/]*\.py$|admin/)|/migrations/|^chatcontext/(repository|types)\.py$"
+)
+LOADER = ROOT / "chatcontext/repository.py"
+# Form controls, not settings: a parent link and the checkbox that clears the stored key.
+FORM_CONTROLS = {"server", "persona", "id", "clear_llm_api_key"}
+# Stored and shown, read by nothing yet; each says so in its help text, and each entry names what
+# it waits for. An entry that code starts reading fails the test, so the list only shrinks.
+NOT_READ_YET = {
+    "humanizer_degree": "no humanizer stage exists yet (server and persona)",
+    "user_blocking_enabled": "persona blocks apply either way; the switch waits for its rule",
+    "private_channel_ids": "no private-channel rule exists yet",
+    "is_pointer": "persona presets are not implemented",
+    "preset_lineage_id": "persona presets are not implemented",
+    "preset_language": "persona presets are not implemented",
+}
+
+
+def _reader_source() -> str:
+    files = [
+        path
+        for app in APP_DIRS
+        for path in sorted((ROOT / app).rglob("*.py"))
+        if not NOT_READERS.search(path.relative_to(ROOT).as_posix())
+    ]
+    return "\n".join(path.read_text(encoding="utf-8") for path in files)
+
+
+def _copies() -> dict[str, str]:
+    """Model field → the ``ServerConfig`` / ``PersonaInfo`` attribute the loader copies it to."""
+    pairs = re.findall(r"(\w+)=(?:s|persona|server|a)\.(\w+)\b", LOADER.read_text(encoding="utf-8"))
+    return {field: attribute for attribute, field in pairs}
+
+
+def _is_read(name: str, source: str) -> bool:
+    # The traits reach the prompt in their order: the model's default ordering is the read.
+    if name in PersonaAttribute._meta.ordering:
+        return True
+    read = re.compile(rf"(\.|__){name}\b")
+    copy = _copies().get(name)
+    return read.search(source) is not None or (copy is not None and re.search(rf"\.{copy}\b", source) is not None)
+
+
+@pytest.fixture
+def forms_of() -> tuple[Server, Persona]:
+    get_user_model().objects.create_superuser("root")
+    server = Server.objects.create(server_disc_id="7100", name="Zephyr Hall")
+    return server, Persona.objects.create(server=server, persona_nickname="Zephyra")
+
+
+def _settings(server: Server, persona: Persona) -> dict[str, set[str]]:
+    inlines = {
+        model: {type(i).model: type(i) for i in admin.site._registry[model].get_inline_instances(root_request(), obj)}
+        for model, obj in ((Server, server), (Persona, persona))
+    }
+    pages = {
+        "server": form_fields(Server, server),
+        "server settings": form_fields(Server, server, inlines[Server][ServerSettings]),
+        "persona": form_fields(Persona, persona),
+        "persona attributes": form_fields(Persona, persona, inlines[Persona][PersonaAttribute]),
+    }
+    return {page: set(fields) - FORM_CONTROLS for page, fields in pages.items()}
+
+
+def test_every_setting_on_the_server_and_persona_forms_is_read_by_the_platform(
+    forms_of: tuple[Server, Persona],
+) -> None:
+    source = _reader_source()
+    settings = _settings(*forms_of)
+    assert len(settings["server settings"]) >= 25 and settings["persona"]  # the forms were walked
+    unread = sorted(
+        f"{page}: {name}"
+        for page, names in settings.items()
+        for name in names
+        if name not in NOT_READ_YET and not _is_read(name, source)
+    )
+    assert unread == []
+
+
+def test_settings_listed_as_not_read_yet_are_on_the_form_unread_and_say_so(forms_of: tuple[Server, Persona]) -> None:
+    source = _reader_source()
+    on_forms = set().union(*_settings(*forms_of).values())
+    for name in NOT_READ_YET:
+        assert name in on_forms, name
+        assert not _is_read(name, source), f"{name} is read now: drop it from NOT_READ_YET and fix its help text"
+        model = ServerSettings if name in {f.name for f in ServerSettings._meta.fields} else Persona
+        help_text = str(model._meta.get_field(name).help_text)
+        assert "nothing reads it yet" in help_text or "changes nothing" in help_text, name
