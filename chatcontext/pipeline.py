@@ -238,7 +238,7 @@ def build_turn_context(
     ``clock`` only measures the durations reported in the diagnostics; replays pass a constant
     clock so their output is byte-identical.
     """
-    config = config or StageConfig.from_env()
+    config = config or StageConfig.from_settings()
     scopes = request_scope_registry or request_scope_for
     deps = hydration_deps or DatabaseHydrationDeps(transport)
     incoming = turn.incoming
