@@ -1,5 +1,5 @@
 """Tunables of the stage (build-context.md §0.1). ``botplatform/settings.py`` reads them from the
-environment into ``settings.TOMORI`` (and ``settings.DEFAULT_BOTNAME``); ``StageConfig.from_env``
+environment into ``settings.TOMORI`` (and ``settings.DEFAULT_BOTNAME``); ``StageConfig.from_settings``
 takes them from there on every call (never cached, so a test's ``settings`` override applies) and
 applies their lower bounds."""
 
@@ -27,8 +27,8 @@ class StageConfig:
     default_botname: str = "Tomori"
 
     @classmethod
-    def from_env(cls) -> StageConfig:
-        """The environment's tunables, as ``settings.TOMORI`` and ``settings.DEFAULT_BOTNAME`` hold them."""
+    def from_settings(cls) -> StageConfig:
+        """The tunables as ``settings.TOMORI`` and ``settings.DEFAULT_BOTNAME`` hold them."""
         return cls.from_tomori(settings.TOMORI, default_botname=settings.DEFAULT_BOTNAME)
 
     @classmethod

@@ -4,7 +4,8 @@
 Discord read goes through the ``ChatTransport``; every database read is one batched loader call per
 kind of row, so the number of SQL queries of a turn does not grow with messages or participants.
 The pure middle lives in the modules it calls (history/simplify/merge, participants, builder,
-directives).
+directives). Each numbered step below is one function; ``TurnRequest`` carries the call's inputs to
+every step and ``TurnState`` what steps 2–10 produced to the builder, the tail and the result.
 
     2  streaming context (BC9-01..04)          7  deliberate-tool gating (BC9-07..09)
     3  fast regeneration — deferred (BC9-10)   8  effective persona (BC9-11)
@@ -23,10 +24,11 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from chatcontext import repository
-from chatcontext.assets import load_persona_assets
-from chatcontext.builder import BuilderInputs, MediaConfig, attach_persona_catalog, build_context
+from chatcontext.assets import PersonaAssets, load_persona_assets
+from chatcontext.builder import BuilderInputs, BuilderOutput, MediaConfig, attach_persona_catalog, build_context
 from chatcontext.config import StageConfig
 from chatcontext.directives import TailContext, apply_tail_directives
 from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
@@ -41,9 +43,15 @@ from chatcontext.participants.model import ActivePersonaScope, PreparationInput,
 from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
-from chatcontext.participants.target_index import TargetIndexCodec, collect_target_index
+from chatcontext.participants.target_index import ParticipantTargetIndex, TargetIndexCodec, collect_target_index
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
-from chatcontext.streaming import DeliberateToolConfig, effective_persona, gate_deliberate_tools, init_streaming_context
+from chatcontext.streaming import (
+    DeliberateToolConfig,
+    EffectivePersona,
+    effective_persona,
+    gate_deliberate_tools,
+    init_streaming_context,
+)
 from chatcontext.transport import ChatTransport, TransportError
 from chatcontext.types import (
     ChatTurn,
@@ -54,6 +62,7 @@ from chatcontext.types import (
     PersonaInfo,
     PrivacyLevel,
     SimplifiedMessage,
+    StreamingContext,
     UserRow,
 )
 from chatcontext.voice.cache import TranscriptCache
@@ -220,6 +229,315 @@ def participant_diagnostics(prepared: PreparedParticipantContext, items: Partici
     return {**prepared.diagnostics, "hydration": hydration, "item_count": items.diagnostics.get("item_count", 0)}
 
 
+@dataclass(frozen=True)
+class TurnRequest:
+    """What ``build_turn_context`` was called with, defaults applied: every step reads from it."""
+
+    turn: ChatTurn
+    transport: ChatTransport
+    transcripts: TranscriptCache
+    transcriber: Transcriber | None
+    scopes: ScopeRegistry
+    config: StageConfig
+    deps: HydrationDeps
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class TurnHistory:
+    """Step 5's result: the history, its entries with the reminder entry, and the cached live names
+    of the entries' users (BC7-03, BC7-07 read them)."""
+
+    result: HistoryResult
+    entries: list[SimplifiedMessage]
+    live_names: dict[str, str]
+
+
+@dataclass(frozen=True)
+class HistoryNaming:
+    """Step 10's result: the rows and blacklist of everyone the prompt may name, and their labels."""
+
+    rows: dict[str, UserRow]
+    blacklisted: set[str]
+    user_labels: dict[str, str]
+    mention_labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class TurnParticipants:
+    """Steps 9–10 and the participant items, with the turn's mention directory and target-index
+    codec, which the builder and the persona catalogue share (R-14, BC8-16)."""
+
+    prepared: PreparedParticipantContext
+    naming: HistoryNaming
+    items: ParticipantItems
+    mentions: MentionDirectory
+    codec: TargetIndexCodec
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """Everything steps 2–10 produced, which the builder, the tail and the result read."""
+
+    id_map: MessageIdMap
+    streaming: StreamingContext
+    assets: PersonaAssets
+    history: TurnHistory
+    impersonation: ImpersonationIdentity | None
+    effective: EffectivePersona
+    participants: TurnParticipants
+
+    @property
+    def persona(self) -> PersonaInfo:
+        return self.effective.persona
+
+
+def _streaming_context(req: TurnRequest, id_map: MessageIdMap) -> StreamingContext:
+    """Step 2, BC9-01..04 over the turn's one id map (BC5-03), with the reminder recipient's forced
+    mentions (BC7-02). Step 3, fast regeneration (BC9-10), is a deferred feature: no recorder is
+    created."""
+    turn, incoming = req.turn, req.turn.incoming
+    forced = build_forced_mentions(
+        turn.forced_mentions,
+        incoming,
+        recipient_names(req.transport, incoming.reminder_recipient_id) if reminder_applies(incoming) else [],
+    )
+    return init_streaming_context(turn, message_id_map=id_map, forced_mentions=forced)
+
+
+def _persona_assets(req: TurnRequest) -> PersonaAssets:
+    """Step 4, BC7-08: the persona's emojis and stickers and whether the channel is an RP channel."""
+    turn = req.turn
+    return load_persona_assets(
+        server=turn.server,
+        persona=turn.persona,
+        channel_id=turn.locked_turn.channel_id,
+        now_ms=turn.now_ms,
+        config=req.config,
+        thread_parent_id=turn.thread_parent_id,
+        guild_available=req.transport.guild_available,
+    )
+
+
+def _history(req: TurnRequest, id_map: MessageIdMap) -> tuple[HistoryResult, list[SimplifiedMessage]]:
+    """Step 5, §2–§5 and §11 (fetch, privacy and blocks, simplify, merge, reference ids), then the
+    reminder entry after the merge loop (BC2-13, BC7-01)."""
+    turn = req.turn
+    history = build_history(
+        turn, req.transport, id_map, config=req.config, transcripts=req.transcripts, transcriber=req.transcriber
+    )
+    entries = list(history.simplified_messages)
+    reminder = build_reminder_entry(turn.incoming, turn.bot_user.id, turn.now_ms)
+    if reminder is not None:
+        entries.append(reminder)
+    return history, entries
+
+
+def _live_names(req: TurnRequest, entries: Sequence[SimplifiedMessage]) -> dict[str, str]:
+    """The cached member names of the entries' users: no reads (BC7-03, BC7-07)."""
+    return {
+        uid: member.effective_display_name
+        for uid in _user_entry_ids(entries)
+        if (member := req.transport.get_cached_member(uid)) is not None
+    }
+
+
+def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingContext) -> None:
+    """Step 7, BC9-07..09. The mode's server settings are a deferred feature, so only a user's
+    personal `on` activates it."""
+    turn, incoming = req.turn, req.turn.incoming
+    gating = gate_deliberate_tools(
+        config=DeliberateToolConfig(),
+        personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
+        message_content=incoming.message.content,
+        reminder_purpose=incoming.reminder_data.reminder_purpose
+        if reminder_applies(incoming) and incoming.reminder_data
+        else None,
+        disable_all_tools=streaming.disable_all_tools,
+        recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
+        end_turn_after_tools=streaming.end_turn_after_tools or (),
+    )
+    streaming.disable_all_tools = gating.disable_all_tools
+    streaming.deliberate_tool_allowed_names = gating.allowed_names
+
+
+def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: PersonaInfo) -> PreparedParticipantContext:
+    """Step 9, BC10-01..03: participant preparation with the locked turn's request scope."""
+    turn, server = req.turn, req.turn.server
+    return prepare_participant_context(
+        PreparationInput(
+            guild_id=server.server_disc_id,
+            simplified_history=history.entries,
+            personas=list(turn.all_personas),
+            active_persona=persona,
+            visible_user_ids=list(history.result.user_ids),
+            synthetic_users=history.result.synthetic_users,
+            matrix_users=history.result.matrix_users,
+            responder_persona_ids=list(turn.locked_turn.triggered_persona_ids),
+            server_id=server.server_id,
+            bot_user_id=turn.bot_user.id,
+            is_user_impersonation=turn.incoming.is_user_impersonation,
+        ),
+        request_scope=req.scopes(turn.locked_turn),
+        member_directory=member_directory_for(req.transport),
+        now_ms=turn.now_ms,
+        clock=req.clock,
+    )
+
+
+def _history_naming(
+    req: TurnRequest, history: TurnHistory, prepared: PreparedParticipantContext, persona: PersonaInfo
+) -> HistoryNaming:
+    """Step 10, BC7-07: the history naming projection, one read per kind for everyone the prompt may
+    name (P-02 decides whose saved names show)."""
+    turn, server, entries = req.turn, req.turn.server, history.entries
+    named_ids = list(
+        dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
+    )
+    rows = repository.load_user_rows(named_ids)
+    blacklisted = repository.load_blacklisted(server.server_id, named_ids)
+    preferences = req.deps.load_naming_preferences(
+        [(r.user_id, p.persona_lineage_id) for r in rows.values() for p in turn.all_personas]
+    )
+    personalization = server.personal_memories_enabled
+    user_labels = history_user_labels(
+        rows.values(),
+        persona=persona,
+        personalization_enabled=personalization,
+        blacklisted=blacklisted,
+        naming_preferences=preferences,
+        live_names=history.live_names,
+    )
+    # Only mentions inside persona-authored entries are relabelled (BC7-07), so only their users need
+    # a label per persona.
+    persona_mentioned = set(_persona_mention_ids(entries))
+    mention_labels = history_persona_mention_labels(
+        [row for row in rows.values() if row.user_disc_id in persona_mentioned],
+        personas=turn.all_personas,
+        personalization_enabled=personalization,
+        blacklisted=blacklisted,
+        naming_preferences=preferences,
+        live_names=history.live_names,
+    )
+    return HistoryNaming(rows, blacklisted, user_labels, mention_labels)
+
+
+def _participant_items(
+    req: TurnRequest,
+    history: TurnHistory,
+    prepared: PreparedParticipantContext,
+    naming: HistoryNaming,
+    effective: EffectivePersona,
+    impersonation: ImpersonationIdentity | None,
+) -> TurnParticipants:
+    """Phase 2 of the participants (H-01..H-22, R-01..R-15, X-01..X-08) for the effective persona,
+    with the triggerer's request snapshot (H-05) and the turn's one mention directory (R-14)."""
+    turn, incoming, server, persona = req.turn, req.turn.incoming, req.turn.server, effective.persona
+    triggerer_id = incoming.message.author.id
+    codec = TargetIndexCodec()
+    mentions = turn_mention_directory(turn, req.transport)
+    items = build_participant_context_items(
+        prepared,
+        ActivePersonaScope(
+            persona_id=persona.persona_id,
+            lineage_id=persona.persona_lineage_id,
+            is_main_persona=not persona.is_alter,
+            is_user_impersonation=incoming.is_user_impersonation,
+            impersonated_user_id=incoming.impersonated_user_id,
+        ),
+        deps=req.deps,
+        server=effective.server,
+        channel_name=turn.channel_name,
+        channel_id=turn.locked_turn.channel_id,
+        bot_user_id=turn.bot_user.id,
+        now_ms=turn.now_ms,
+        request_snapshot=RequestSnapshot(
+            triggerer_id=triggerer_id,
+            triggerer_row=turn.user_row,
+            is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
+            triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
+            preloaded_member=req.transport.get_cached_member(triggerer_id),
+        ),
+        active_persona=persona,
+        conversation_corpus=build_conversation_corpus(
+            history.entries, memory_tagging_enabled=server.memory_tagging_enabled
+        ),
+        impersonated_identity_name=impersonation.nickname if impersonation else None,
+        triggerer_name=turn.triggerer_name,
+        triggerer_formatted_name=turn.triggerer_formatted_name,
+        triggerer_address_term=turn.triggerer_address_term,
+        codec=codec,
+        mention_directory=mentions,
+    )
+    return TurnParticipants(prepared, naming, items, mentions, codec)
+
+
+def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
+    """Step 11, the inner builder (§6–§7) with the lineage's server memories and builder texts
+    converted through the turn's mention directory (R-14)."""
+    turn, server, persona = req.turn, req.turn.server, state.persona
+    history, participants = state.history, state.participants
+    server_memories = (
+        repository.load_server_memories(server.server_id, persona.persona_lineage_id)
+        if server.server_id is not None
+        else []
+    )
+    builder_texts = [
+        *(e.content or "" for e in history.entries),
+        server.description or "",
+        turn.channel_description or "",
+        *(f"<@{block.user_disc_id}>" for block in history.result.active_blocks),
+    ]
+    items = participants.items
+    return build_context(
+        BuilderInputs(
+            persona=persona,
+            server=state.effective.server,
+            channel_name=turn.channel_name,
+            history=history.entries,
+            message_id_map=state.id_map,
+            all_personas=turn.all_personas,
+            channel_description=turn.channel_description,
+            triggerer_name=turn.triggerer_name,
+            server_memories=server_memories,
+            active_blocks=history.result.active_blocks,
+            emojis=state.assets.emojis,
+            stickers=state.assets.stickers,
+            participant_profile_item=items.profile,
+            participant_tail_items=[i for i in (items.presence, items.current_context) if i],
+            history_user_labels=participants.naming.user_labels,
+            history_persona_mention_labels=participants.naming.mention_labels,
+            media=MediaConfig(
+                image_message_limit=req.config.media_image_message_limit,
+                fetch_limit=normalize_fetch_limit(server.message_fetch_limit),
+            ),
+            impersonation=state.impersonation,
+            explicit_long_term_memory_intent=state.streaming.explicit_long_term_memory_intent,
+            convert_mentions=mention_converter(turn, persona, participants.mentions, req.deps, builder_texts),
+        )
+    )
+
+
+def _tail(
+    req: TurnRequest, state: TurnState, output: BuilderOutput
+) -> tuple[list[ContextItem], ParticipantTargetIndex]:
+    """Step 12, injected items and tail directives (§8), then the persona mention catalogue (BC8-16)
+    and the turn's participant target index (X-06)."""
+    turn = req.turn
+    items = apply_tail_directives(
+        output.items,
+        output,
+        TailContext.from_turn(turn, config=req.config, persona=state.persona),
+        history=state.history.entries,
+        id_map=state.id_map,
+        injected_items=turn.incoming.injected_context_items or (),
+    )
+    codec = state.participants.codec
+    items = attach_persona_catalog(items, turn.all_personas, codec)
+    target_index, _fallback_users = collect_target_index(items, codec)
+    return items, target_index
+
+
 def build_turn_context(
     turn: ChatTurn,
     transport: ChatTransport,
@@ -238,237 +556,79 @@ def build_turn_context(
     ``clock`` only measures the durations reported in the diagnostics; replays pass a constant
     clock so their output is byte-identical.
     """
-    config = config or StageConfig.from_env()
-    scopes = request_scope_registry or request_scope_for
-    deps = hydration_deps or DatabaseHydrationDeps(transport)
-    incoming = turn.incoming
-    server = turn.server
+    req = TurnRequest(
+        turn=turn,
+        transport=transport,
+        transcripts=transcripts,
+        transcriber=transcriber,
+        scopes=request_scope_registry or request_scope_for,
+        config=config or StageConfig.from_settings(),
+        deps=hydration_deps or DatabaseHydrationDeps(transport),
+        clock=clock,
+    )
     started = clock()
     durations: dict[str, float] = {}
 
-    # 2. Streaming context (BC9-01..04) over the turn's one id map (BC5-03).
     id_map = MessageIdMap()
-    forced = build_forced_mentions(
-        turn.forced_mentions,
-        incoming,
-        recipient_names(transport, incoming.reminder_recipient_id) if reminder_applies(incoming) else [],
-    )
-    streaming = init_streaming_context(turn, message_id_map=id_map, forced_mentions=forced)
-    # 3. Fast regeneration (BC9-10) is a deferred feature: no recorder is created.
-
-    # 4. Persona assets (BC7-08).
-    assets = load_persona_assets(
-        server=server,
-        persona=turn.persona,
-        channel_id=turn.locked_turn.channel_id,
-        now_ms=turn.now_ms,
-        config=config,
-        thread_parent_id=turn.thread_parent_id,
-        guild_available=transport.guild_available,
-    )
-
-    # 5. History (§2–§5, §11), then the reminder entry after the merge loop (BC2-13, BC7-01).
+    streaming = _streaming_context(req, id_map)  # 2, 3
+    assets = _persona_assets(req)  # 4
     step = clock()
-    history = build_history(turn, transport, id_map, config=config, transcripts=transcripts, transcriber=transcriber)
-    entries = list(history.simplified_messages)
-    reminder = build_reminder_entry(incoming, turn.bot_user.id, turn.now_ms)
-    if reminder is not None:
-        entries.append(reminder)
+    history_result, entries = _history(req, id_map)  # 5
     durations["history_ms"] = _elapsed_ms(clock, step)
-    live_names = {
-        uid: member.effective_display_name
-        for uid in _user_entry_ids(entries)
-        if (member := transport.get_cached_member(uid)) is not None
-    }
-
-    # 6. Impersonation identity (BC7-03/04).
-    impersonation = impersonation_identity(turn, turn.persona, transport, live_names)
-
-    # 7. Deliberate-tool gating (BC9-07..09). The mode's server settings are a deferred feature, so
-    # only a user's personal `on` activates it.
-    gating = gate_deliberate_tools(
-        config=DeliberateToolConfig(),
-        personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
-        message_content=incoming.message.content,
-        reminder_purpose=incoming.reminder_data.reminder_purpose
-        if reminder_applies(incoming) and incoming.reminder_data
-        else None,
-        disable_all_tools=streaming.disable_all_tools,
-        recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
-        end_turn_after_tools=streaming.end_turn_after_tools or (),
+    history = TurnHistory(history_result, entries, _live_names(req, entries))
+    impersonation = impersonation_identity(turn, turn.persona, transport, history.live_names)  # 6
+    _gate_tools(req, history_result, streaming)  # 7
+    effective = effective_persona(  # 8
+        turn.persona, turn.server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools
     )
-    streaming.disable_all_tools = gating.disable_all_tools
-    streaming.deliberate_tool_allowed_names = gating.allowed_names
-
-    # 8. Effective persona (BC9-11).
-    effective = effective_persona(
-        turn.persona, server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools
-    )
-    persona = effective.persona
-
-    # 9. Participant preparation with the locked turn's request scope (BC10-01..03).
     step = clock()
-    prepared = prepare_participant_context(
-        PreparationInput(
-            guild_id=server.server_disc_id,
-            simplified_history=entries,
-            personas=list(turn.all_personas),
-            active_persona=persona,
-            visible_user_ids=list(history.user_ids),
-            synthetic_users=history.synthetic_users,
-            matrix_users=history.matrix_users,
-            responder_persona_ids=list(turn.locked_turn.triggered_persona_ids),
-            server_id=server.server_id,
-            bot_user_id=turn.bot_user.id,
-            is_user_impersonation=incoming.is_user_impersonation,
-        ),
-        request_scope=scopes(turn.locked_turn),
-        member_directory=member_directory_for(transport),
-        now_ms=turn.now_ms,
-        clock=clock,
-    )
-
-    # 10. History naming projection (BC7-07): one read per kind for everyone the prompt may name.
-    named_ids = list(
-        dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
-    )
-    rows = repository.load_user_rows(named_ids)
-    blacklisted = repository.load_blacklisted(server.server_id, named_ids)
-    preferences = deps.load_naming_preferences(
-        [(r.user_id, p.persona_lineage_id) for r in rows.values() for p in turn.all_personas]
-    )
-    personalization = server.personal_memories_enabled
-    user_labels = history_user_labels(
-        rows.values(),
-        persona=persona,
-        personalization_enabled=personalization,
-        blacklisted=blacklisted,
-        naming_preferences=preferences,
-        live_names=live_names,
-    )
-    # Only mentions inside persona-authored entries are relabelled (BC7-07), so only their users need
-    # a label per persona.
-    persona_mentioned = set(_persona_mention_ids(entries))
-    mention_labels = history_persona_mention_labels(
-        [row for row in rows.values() if row.user_disc_id in persona_mentioned],
-        personas=turn.all_personas,
-        personalization_enabled=personalization,
-        blacklisted=blacklisted,
-        naming_preferences=preferences,
-        live_names=live_names,
-    )
-
-    triggerer_id = incoming.message.author.id
-    target_indexes = TargetIndexCodec()
-    mentions = turn_mention_directory(turn, transport)
-    participant_items = build_participant_context_items(
-        prepared,
-        ActivePersonaScope(
-            persona_id=persona.persona_id,
-            lineage_id=persona.persona_lineage_id,
-            is_main_persona=not persona.is_alter,
-            is_user_impersonation=incoming.is_user_impersonation,
-            impersonated_user_id=incoming.impersonated_user_id,
-        ),
-        deps=deps,
-        server=effective.server,
-        channel_name=turn.channel_name,
-        channel_id=turn.locked_turn.channel_id,
-        bot_user_id=turn.bot_user.id,
-        now_ms=turn.now_ms,
-        request_snapshot=RequestSnapshot(
-            triggerer_id=triggerer_id,
-            triggerer_row=turn.user_row,
-            is_triggerer_blacklisted=triggerer_id in blacklisted,
-            triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
-            preloaded_member=transport.get_cached_member(triggerer_id),
-        ),
-        active_persona=persona,
-        conversation_corpus=build_conversation_corpus(entries, memory_tagging_enabled=server.memory_tagging_enabled),
-        impersonated_identity_name=impersonation.nickname if impersonation else None,
-        triggerer_name=turn.triggerer_name,
-        triggerer_formatted_name=turn.triggerer_formatted_name,
-        triggerer_address_term=turn.triggerer_address_term,
-        codec=target_indexes,
-        mention_directory=mentions,
-    )
+    prepared = _prepare_participants(req, history, effective.persona)  # 9
+    naming = _history_naming(req, history, prepared, effective.persona)  # 10
+    participants = _participant_items(req, history, prepared, naming, effective, impersonation)
     durations["participants_ms"] = _elapsed_ms(clock, step)
-
-    # 11. The inner builder.
-    server_memories = (
-        repository.load_server_memories(server.server_id, persona.persona_lineage_id)
-        if server.server_id is not None
-        else []
-    )
-    builder_texts = [
-        *(e.content or "" for e in entries),
-        server.description or "",
-        turn.channel_description or "",
-        *(f"<@{block.user_disc_id}>" for block in history.active_blocks),
-    ]
-    output = build_context(
-        BuilderInputs(
-            persona=persona,
-            server=effective.server,
-            channel_name=turn.channel_name,
-            history=entries,
-            message_id_map=id_map,
-            all_personas=turn.all_personas,
-            channel_description=turn.channel_description,
-            triggerer_name=turn.triggerer_name,
-            server_memories=server_memories,
-            active_blocks=history.active_blocks,
-            emojis=assets.emojis,
-            stickers=assets.stickers,
-            participant_profile_item=participant_items.profile,
-            participant_tail_items=[i for i in (participant_items.presence, participant_items.current_context) if i],
-            history_user_labels=user_labels,
-            history_persona_mention_labels=mention_labels,
-            media=MediaConfig(
-                image_message_limit=config.media_image_message_limit,
-                fetch_limit=normalize_fetch_limit(server.message_fetch_limit),
-            ),
-            impersonation=impersonation,
-            explicit_long_term_memory_intent=streaming.explicit_long_term_memory_intent,
-            convert_mentions=mention_converter(turn, persona, mentions, deps, builder_texts),
-        )
-    )
-
-    # 12. Injected items and tail directives (§8), then the persona mention catalogue (BC8-16).
-    items = apply_tail_directives(
-        output.items,
-        output,
-        TailContext.from_turn(turn, config=config, persona=persona),
-        history=entries,
-        id_map=id_map,
-        injected_items=incoming.injected_context_items or (),
-    )
-    items = attach_persona_catalog(items, turn.all_personas, target_indexes)
-    target_index, _fallback_users = collect_target_index(items, target_indexes)
-
+    state = TurnState(id_map, streaming, assets, history, impersonation, effective, participants)
+    output = _build_prompt(req, state)  # 11
+    items, target_index = _tail(req, state, output)  # 12
     durations["total_ms"] = _elapsed_ms(clock, started)
+    return _turn_context(req, state, items, target_index, durations)
+
+
+def _turn_context(
+    req: TurnRequest,
+    state: TurnState,
+    items: list[ContextItem],
+    target_index: ParticipantTargetIndex,
+    durations: dict[str, float],
+) -> ChatTurnContext:
+    """The stage's output with its count-only diagnostics (BC10-04) and the exclusion log."""
+    history, participants = state.history, state.participants
     diagnostics: JSONDict = {
-        "history": history_diagnostics(history, entries),
-        "participants": participant_diagnostics(prepared, participant_items),
+        "history": history_diagnostics(history.result, history.entries),
+        "participants": participant_diagnostics(participants.prepared, participants.items),
         "context": context_diagnostics(items),
-        "message_id_map_size": len(id_map),
+        "message_id_map_size": len(state.id_map),
         "durations": durations,
     }
     exclusions = [
-        *history.exclusions,
-        *participant_exclusions(prepared, rows, blacklisted, personalization_enabled=server.personal_memories_enabled),
+        *history.result.exclusions,
+        *participant_exclusions(
+            participants.prepared,
+            participants.naming.rows,
+            participants.naming.blacklisted,
+            personalization_enabled=req.turn.server.personal_memories_enabled,
+        ),
     ]
     return ChatTurnContext(
-        turn=turn,
-        current_persona=persona,
+        turn=req.turn,
+        current_persona=state.persona,
         context_items=items,
-        simplified_messages=entries,
-        streaming_context=streaming,
-        message_id_map=id_map,
-        emoji_strings=list(assets.emoji_strings),
-        loaded_emojis=assets.emojis,
-        loaded_stickers=assets.stickers,
-        participant_target_index=target_indexes.to_json(target_index),
+        simplified_messages=history.entries,
+        streaming_context=state.streaming,
+        message_id_map=state.id_map,
+        emoji_strings=list(state.assets.emoji_strings),
+        loaded_emojis=state.assets.emojis,
+        loaded_stickers=state.assets.stickers,
+        participant_target_index=participants.codec.to_json(target_index),
         diagnostics=diagnostics,
         exclusions=exclusions,
     )

@@ -67,7 +67,7 @@ def load_server_state(
             name=name,
             is_dm=is_dm,
             locale=locale,
-            main_persona_nickname=default_persona or StageConfig.from_env().default_botname,
+            main_persona_nickname=default_persona or StageConfig.from_settings().default_botname,
             actor=FIRST_CONTACT,
         )
         server = m.Server.objects.select_related("settings").get(server_disc_id=server_disc_id)

@@ -372,7 +372,7 @@ def assemble_live(doc: JSONDict, server: m.Server, *, config: StageConfig | None
                 inputs.transport,
                 transcripts=inputs.transcripts,
                 transcriber=None,  # no network or model in a moderator's request: unknown audio stays untranscribed
-                config=config or StageConfig.from_env(),
+                config=config or StageConfig.from_settings(),
                 clock=_constant_clock,
             )
         finally:

@@ -93,7 +93,7 @@ class Command(BaseCommand):
                 "server.disc_id: no server with this id in the database; --record stores against a registered server"
             )
         try:
-            ctx = replay_snapshot(doc, config=StageConfig.from_env())
+            ctx = replay_snapshot(doc, config=StageConfig.from_settings())
             output = turn_output(ctx)
             record = (
                 store_prompt_record(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY)

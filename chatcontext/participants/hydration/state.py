@@ -1,0 +1,121 @@
+"""What one hydration run reads from and writes to: its inputs, the per-user state of the Discord
+users of participants.md §3.2, and the result (H-22)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcontext.participants.hydration.calls import DependencyCalls
+from chatcontext.participants.loaders import HydrationDeps
+from chatcontext.participants.mentions import MentionDirectory
+from chatcontext.participants.model import (
+    ActivePersonaScope,
+    HydratedParticipantProfile,
+    ParticipantKey,
+    ParticipantSeed,
+    PreparedParticipantContext,
+)
+from chatcontext.participants.naming import PersonaRelativeName
+from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, ServerConfig, UserRow
+
+
+@dataclass(frozen=True)
+class RequestSnapshot:
+    """Per-request triggerer state (data-model.md §2.20) used by the H-05 fast path and R-14."""
+
+    triggerer_id: str | None = None
+    triggerer_row: UserRow | None = None
+    is_triggerer_blacklisted: bool = False
+    triggerer_privacy_level: int = PrivacyLevel.MINIMAL
+    preloaded_member: MemberInfo | None = None
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """N-02: one visible personal memory (content already converted, H-14 step 5)."""
+
+    memory_id: int
+    owner_key: ParticipantKey
+    content: str
+    created_at_ms: int
+
+
+@dataclass
+class HydrationResult:
+    """H-22 output, plus what the item builder needs to convert and project without reading again."""
+
+    profiles: list[HydratedParticipantProfile]
+    persona_task_lines: list[str]
+    diagnostics: dict[str, Any]
+    memory_entries: list[MemoryEntry] = field(default_factory=list)
+    mention_directory: MentionDirectory = field(default_factory=MentionDirectory)
+
+
+@dataclass
+class UserState:
+    """One Discord user being hydrated: what was read for them and what P-01/P-02 decided."""
+
+    seed: ParticipantSeed
+    disc_id: str
+    row: UserRow
+    member: MemberInfo | None
+    fallback: Author | None
+    privacy: int = PrivacyLevel.MINIMAL
+    blacklisted: bool = False
+    is_triggerer: bool = False
+    is_impersonated: bool = False
+    display_name: str = ""
+    saved_name_use: bool = False
+    naming: PersonaRelativeName | None = None  # set when H-09 ran
+
+    @property
+    def key(self) -> ParticipantKey:
+        return self.seed.key
+
+    @property
+    def minimal(self) -> bool:
+        return self.privacy == PrivacyLevel.MINIMAL
+
+
+class HydrationRun:
+    """The inputs of one run, normalised once, with its counters, its mention directory and the
+    memory entries it has shown so far."""
+
+    def __init__(
+        self,
+        prepared: PreparedParticipantContext,
+        scope: ActivePersonaScope,
+        *,
+        deps: HydrationDeps,
+        server: ServerConfig,
+        active_persona: PersonaInfo | None,
+        bot_name: str,
+        channel_name: str,
+        bot_user_id: str | None,
+        now_ms: int,
+        snapshot: RequestSnapshot,
+        corpus: str | None,
+        impersonated_identity_name: str | None,
+        expand_attribute_macros: Callable[[str], str] | None,
+        mention_directory: MentionDirectory | None,
+    ) -> None:
+        self.prepared = prepared
+        self.scope = scope
+        self.deps = deps
+        self.server = server
+        self.persona = active_persona
+        self.bot_name = bot_name
+        self.channel_name = channel_name
+        self.bot_user_id = (bot_user_id or "").strip() or None
+        self.now_ms = now_ms
+        self.snapshot = snapshot
+        self.corpus = corpus
+        self.impersonated_name = (impersonated_identity_name or "").strip() or None
+        self.expand = expand_attribute_macros
+        self.personalization = server.personal_memories_enabled
+        self.lineage = scope.lineage_id or 0
+        self.calls = DependencyCalls()
+        self.directory = mention_directory if mention_directory is not None else MentionDirectory(self.bot_user_id)
+        self.memory_entries: list[MemoryEntry] = []
