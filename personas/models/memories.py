@@ -6,6 +6,7 @@ from django.db import models
 
 from personas.models.history import audit_trail
 from personas.models.personas import Persona
+from personas.models.provenance import ToolProvenance
 from personas.models.servers import Server
 from personas.models.users import DiscordUser
 
@@ -16,7 +17,7 @@ def validate_memory_length(value: str) -> None:
         raise ValidationError(f"A memory holds at most {limit} characters (this one has {len(value)}).")
 
 
-class PersonalMemory(models.Model):
+class PersonalMemory(ToolProvenance):
     """Something a persona lineage remembers about one user; lineage 0 = every persona of the server."""
 
     personal_memory_id = models.BigAutoField(primary_key=True)
@@ -36,18 +37,6 @@ class PersonalMemory(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # Provenance of a row a persona's tool call wrote: the prompt record of the turn and the message
-    # that triggered it. Plain ids, no foreign keys: personas rows never depend on chatcontext rows,
-    # and retention or forget-me clear them when the record goes (personas.provenance).
-    source_prompt_record_id = models.BigIntegerField(
-        "from prompt record",
-        null=True,
-        blank=True,
-        help_text="The turn whose tool call wrote this (empty: a moderator).",
-    )
-    source_message_disc_id = models.CharField(
-        "from message", max_length=32, blank=True, default="", help_text="The message that turn answered."
-    )
 
     history = audit_trail()
 
@@ -66,7 +55,7 @@ class PersonalMemory(models.Model):
         return self.content[:80]
 
 
-class ServerMemory(models.Model):
+class ServerMemory(ToolProvenance):
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="server_memories")
     persona = models.ForeignKey(Persona, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     persona_lineage_id = models.BigIntegerField("lineage", help_text="0 = every persona of the server.")
@@ -90,18 +79,6 @@ class ServerMemory(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # Provenance of a row a persona's tool call wrote: the prompt record of the turn and the message
-    # that triggered it. Plain ids, no foreign keys: personas rows never depend on chatcontext rows,
-    # and retention or forget-me clear them when the record goes (personas.provenance).
-    source_prompt_record_id = models.BigIntegerField(
-        "from prompt record",
-        null=True,
-        blank=True,
-        help_text="The turn whose tool call wrote this (empty: a moderator).",
-    )
-    source_message_disc_id = models.CharField(
-        "from message", max_length=32, blank=True, default="", help_text="The message that turn answered."
-    )
 
     history = audit_trail()
 

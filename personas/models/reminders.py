@@ -4,12 +4,13 @@ from django.db import models
 from django.db.models.functions import Coalesce
 
 from personas.models.personas import Persona
+from personas.models.provenance import ToolProvenance
 from personas.models.servers import Server
 from personas.models.users import DiscordUser
 from personas.validators import validate_discord_id
 
 
-class Reminder(models.Model):
+class Reminder(ToolProvenance):
     """A reminder for a user, or a persona self-task when the target is the bot's own id."""
 
     class Status(models.TextChoices):
@@ -50,18 +51,6 @@ class Reminder(models.Model):
     delivery_retry_count = models.IntegerField(default=0, help_text="Failed delivery attempts of this occurrence.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # Provenance of a row a persona's tool call wrote: the prompt record of the turn and the message
-    # that triggered it. Plain ids, no foreign keys: personas rows never depend on chatcontext rows,
-    # and retention or forget-me clear them when the record goes (personas.provenance).
-    source_prompt_record_id = models.BigIntegerField(
-        "from prompt record",
-        null=True,
-        blank=True,
-        help_text="The turn whose tool call wrote this (empty: a moderator).",
-    )
-    source_message_disc_id = models.CharField(
-        "from message", max_length=32, blank=True, default="", help_text="The message that turn answered."
-    )
 
 
     # Not settled yet: waiting, on its way to the bot, or failed (a moderator may still cancel it).
