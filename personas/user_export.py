@@ -15,6 +15,7 @@ exports are the same bytes for the same scope.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Q
@@ -243,3 +244,9 @@ def build_user_export(user: DiscordUser, server_ids: frozenset[int] | None) -> d
         "blacklist": blacklist,
         "prompt_records": records,
     }
+
+
+def export_file(user: DiscordUser, export: dict[str, Any]) -> tuple[str, bytes]:
+    """The export as the file a moderator downloads and a member gets by DM: name and UTF-8 JSON."""
+    body = json.dumps(export, indent=2, ensure_ascii=False, sort_keys=True)
+    return f"tomori-user-{user.user_disc_id}.json", body.encode("utf-8")

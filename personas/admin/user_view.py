@@ -9,7 +9,6 @@ prompts, read-only for moderators (no single server's moderators own them, ``mod
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.admin import AdminSite
@@ -21,7 +20,7 @@ from django.utils.http import urlencode
 
 from personas.admin.scoping import moderated_lineages, request_principal
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, PrivacyLevel
-from personas.user_export import build_user_export
+from personas.user_export import build_user_export, export_file
 
 
 def reader_scope(request: HttpRequest) -> frozenset[int] | None:
@@ -31,10 +30,9 @@ def reader_scope(request: HttpRequest) -> frozenset[int] | None:
 
 
 def export_download(user: DiscordUser, export: dict[str, Any]) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(export, indent=2, ensure_ascii=False, sort_keys=True), content_type="application/json"
-    )
-    response["Content-Disposition"] = f'attachment; filename="tomori-user-{user.user_disc_id}.json"'
+    filename, body = export_file(user, export)
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
