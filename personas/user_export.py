@@ -39,7 +39,7 @@ from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20
-EVERY_SERVER = "Privacy levels and forget-me apply on every server, not only this one."
+EVERY_SERVER = "A privacy level and forget-me apply on every server the user is on, never to one server alone."
 
 # What each level keeps from the personas, in the words a member or moderator uses.
 PRIVACY_HIDES = {

@@ -103,6 +103,7 @@ def test_the_admin_page_and_download_say_what_the_api_says(world, member_on_both
     assert page.status_code == 200
     assert A_ONLY in html and "likes green tea everywhere" in html and "(read-only)" in html
     assert "apply on every server" in html and "What it hides: Nothing." in html
+    assert 'value="forget_users"' in html and 'value="set_privacy_full"' in html
     assert not [t for t in (*B_TEXTS, "Server B") if t in html]
     assert reverse("admin:chatcontext_promptrecord_change", args=[world["a"]["record"].pk]) in html
     assert "attachment" in download["Content-Disposition"]
