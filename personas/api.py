@@ -6,7 +6,7 @@ Personal memories are shown per server: only lineages of that server's personas,
 """
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
@@ -42,6 +42,7 @@ from personas.models import (
     Server,
     ServerMember,
 )
+from personas.user_export import build_user_export
 
 router = Router(tags=["servers"])
 
@@ -314,3 +315,14 @@ def preview_forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id
     _member_user(_server(request, server_id), user_disc_id)
     preview = actions.preview_forget_user(user_disc_id, actor=actor)
     return {"user_disc_id": user_disc_id, "would_delete": preview.as_dict()}
+
+
+@router.get("/servers/{server_id}/users/{user_disc_id}/export", response={200: dict[str, Any], **READ_ERRORS})
+def export_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, Any]:
+    """What the personas know about the user on this server, as the admin's user view shows it and its
+    download gives it (one builder, ``personas.user_export``): privacy level and what it hides, memories
+    by lineage with the global ones (lineage 0 reaches this server's prompts), naming preferences,
+    reminders for or by them, persona blocks, blacklist entries and the newest prompt records about
+    them. Nothing of another server."""
+    server = _server(request, server_id)
+    return build_user_export(_member_user(server, user_disc_id), frozenset({server.pk}))

@@ -16,6 +16,7 @@ from django.urls import URLPattern, path, reverse
 
 from chatcontext.records import inspector
 from chatcontext.records.models import PromptRecord
+from chatcontext.records.search import participant_match
 from chatcontext.snapshot import SnapshotError
 from personas.admin.scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
@@ -103,10 +104,21 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
         "source",
         ("persona", admin.RelatedOnlyFieldListFilter),
     ]
-    search_fields = ["channel_name", "persona_nickname", "=trigger_message_disc_id"]
+    search_fields = ["channel_name", "persona_nickname", "=trigger_message_disc_id"]  # and participants
     date_hierarchy = "created_at"
     show_full_result_count = False
     list_per_page = 50
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[PromptRecord], search_term: str
+    ) -> tuple[QuerySet[PromptRecord], bool]:
+        """The columns above, or a participant of the record (a name in its participant index, or the
+        Discord id of a user it is about): one query still."""
+        found, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if term:
+            found = found | queryset.filter(participant_match(term))
+        return found, may_have_duplicates
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return PromptRecordChangeList

@@ -24,9 +24,9 @@ from personas.provenance import clear_provenance
 _CHUNK = 500
 
 
-def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
-    """Prompt records about this user: their ``subject_user_ids`` JSON list holds the id (as a string
-    or a number). What forget-me deletes, and what its confirmation counts beforehand.
+def about_user(user_disc_id: str) -> Q:
+    """The condition "this record is about the user": its ``subject_user_ids`` JSON list holds the id
+    (as a string or a number).
 
     PostgreSQL answers with the JSONB ``@>`` operator (Django's ``contains``); SQLite has no
     ``contains`` for JSON, so it tests each element through ``json_each``. Both match whole
@@ -39,11 +39,16 @@ def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
             (str(user_disc_id),),
             output_field=BooleanField(),
         )
-        return PromptRecord.objects.filter(member)
+        return Q(member)
     match = Q(subject_user_ids__contains=[str(user_disc_id)])
     if str(user_disc_id).isdigit():
         match |= Q(subject_user_ids__contains=[int(user_disc_id)])
-    return PromptRecord.objects.filter(match)
+    return match
+
+
+def records_about(user_disc_id: str) -> QuerySet[PromptRecord]:
+    """Prompt records about this user: what forget-me deletes, and what its confirmation counts beforehand."""
+    return PromptRecord.objects.filter(about_user(user_disc_id))
 
 
 def _authored_ids(snapshot: Any, user_disc_id: str) -> tuple[set[str], set[str]]:

@@ -204,7 +204,6 @@ JSON_FORM_FIELDS: dict[tuple[str, str], Callable[..., forms.Field]] = {
     ("personas.persona", "naming_suffixes"): StyleMapField,
     ("personas.persona", "naming_address_terms"): StyleMapField,
     ("personas.serversettings", "rp_channel_ids"): channel_id_list_field,
-    ("personas.serversettings", "private_channel_ids"): channel_id_list_field,
 }
 
 

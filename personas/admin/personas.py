@@ -52,14 +52,7 @@ class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, AuditedAdmin):
         (
             "Behaviour and delivery",
             {
-                "fields": [
-                    "humanizer_degree",
-                    "self_debug_enabled",
-                    "webhook_avatar_url",
-                    "is_pointer",
-                    "preset_lineage_id",
-                    "preset_language",
-                ],
+                "fields": ["self_debug_enabled", "webhook_avatar_url"],
                 "classes": ["collapse"],
             },
         ),

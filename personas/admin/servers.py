@@ -33,7 +33,7 @@ from personas.models import (
 )
 
 SERVER_SETTINGS_FIELDSETS: list[Any] = [
-    (None, {"fields": ["message_fetch_limit", "timezone_offset", "humanizer_degree", "retention_days"]}),
+    (None, {"fields": ["message_fetch_limit", "timezone_offset", "retention_days"]}),
     (
         "Personalization and memory",
         {
@@ -53,7 +53,6 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
                 "emoji_usage_enabled",
                 "sticker_usage_enabled",
                 "time_awareness_enabled",
-                "user_blocking_enabled",
                 "deliberate_trigger_mode",
                 "always_reply_enabled",
                 "voice_transcript_chat_mode",
@@ -62,7 +61,7 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
             ]
         },
     ),
-    ("Channels", {"fields": ["rp_channel_ids", "private_channel_ids"]}),
+    ("Channels", {"fields": ["rp_channel_ids"]}),
     (
         "Images and streaming",
         {"fields": ["model_accepts_images", "max_images_per_turn", "max_image_bytes", "stream_replies"]},

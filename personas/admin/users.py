@@ -27,6 +27,7 @@ from personas.admin.scoping import (
     ServerScopedAdminMixin,
     scoped_like_admin,
 )
+from personas.admin.user_view import UserViewAdminMixin
 from personas.models import (
     DiscordUser,
     PersonalMemory,
@@ -112,7 +113,7 @@ def _privacy_action(level: PrivacyLevel) -> Any:
 
 
 @admin.register(DiscordUser)
-class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAdmin):
+class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAdmin):
     """Discord users and their personalization. A moderator sees the users their servers know, and of
     each user only the memories and naming preferences of their servers' lineages. Users are created
     by the bot; deleting one is for superusers (it would take every server's memories along), while
@@ -124,7 +125,7 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAd
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
     show_full_result_count = False
-    readonly_fields = ["memories_by_lineage", "created_at", "updated_at"]
+    readonly_fields = ["what_they_know", "memories_by_lineage", "created_at", "updated_at"]
     inlines = [PersonalMemoryInline, NamingPreferenceInline]
     actions = [
         "forget_users",
@@ -133,7 +134,19 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAd
         _privacy_action(PrivacyLevel.FULL),
     ]
     fieldsets = [
-        (None, {"fields": ["user_disc_id", "username", "global_name", "privacy_level", "memories_by_lineage"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "user_disc_id",
+                    "username",
+                    "global_name",
+                    "what_they_know",
+                    "privacy_level",
+                    "memories_by_lineage",
+                ]
+            },
+        ),
         (
             "Personalization",
             {
@@ -198,6 +211,17 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAd
     @admin.display(description="memories")
     def memory_total(self, obj: DiscordUser) -> int:
         return obj.memory_total  # type: ignore[attr-defined]
+
+    @admin.display(description="what the personas know")
+    def what_they_know(self, obj: DiscordUser) -> str:
+        if obj.pk is None:
+            return "–"
+        url = reverse("admin:personas_discorduser_known", args=[obj.pk], current_app=self.admin_site.name)
+        return format_html(
+            '<a id="what-they-know" href="{}">Memories (global ones too), reminders, blocks, blacklist, privacy and '
+            "prompt records, on your servers</a>",
+            url,
+        )
 
     @admin.display(description="memories by lineage")
     def memories_by_lineage(self, obj: DiscordUser) -> str:

@@ -52,7 +52,6 @@ class Reminder(ToolProvenance):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-
     # Not settled yet: waiting, on its way to the bot, or failed (a moderator may still cancel it).
     OPEN_STATUSES = (Status.PENDING, Status.CLAIMED, Status.DELIVERING, Status.FAILED)
 

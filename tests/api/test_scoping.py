@@ -33,6 +33,7 @@ def a_endpoints(world):  # type: ignore[no-untyped-def]
         ("get", f"/api/v1/servers/{sid}/blacklist", None),
         ("post", f"/api/v1/servers/{sid}/blacklist", {"user_disc_id": "123"}),
         ("delete", f"/api/v1/servers/{sid}/blacklist/51009", None),
+        ("get", f"/api/v1/servers/{sid}/users/{uid}/export", None),
         ("get", f"/api/v1/servers/{sid}/users/{uid}/forget", None),
         ("post", f"/api/v1/servers/{sid}/users/{uid}/forget", None),
         ("get", f"/api/v1/records/{a['record'].pk}", None),

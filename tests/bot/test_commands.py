@@ -3,7 +3,9 @@ are called with a ``FakeInteraction`` carrying dpytest's real guild, members and
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
+from types import SimpleNamespace
 
 import discord
 import discord.ext.test as dpytest
@@ -11,6 +13,7 @@ import pytest
 from django.utils import timezone
 
 from bot.discord.exts._interactions import MODERATOR_ONLY
+from bot.discord.exts.members import EXPORT_NO_DM, EXPORT_SENT
 from bot.discord.exts.moderation import PROMPT_COMMAND_OFF, inspector_url
 from chatcontext.models import PromptRecord
 from personas import models as m
@@ -176,3 +179,36 @@ async def test_prompt_last_answers_only_where_the_prompt_command_is_on(harness):
     await run_db(settings.save)
 
     assert await call(harness, "ModerationCog", "prompt", "last", interaction(harness, 1)) == PROMPT_COMMAND_OFF
+
+
+async def test_privacy_export_dms_the_member_a_file_of_everything_the_personas_know(harness):
+    ann = harness.member(0)
+    await call(harness, "MembersCog", "privacy", "view", interaction(harness))  # registers Ann
+
+    def seed() -> None:
+        ann_row = m.DiscordUser.objects.get(user_disc_id=str(ann.id))
+        m.PersonalMemory.objects.create(user=ann_row, persona_lineage_id=m.GLOBAL_LINEAGE_ID, content="likes tea")
+        m.PersonalMemory.objects.create(user=ann_row, persona_lineage_id=99999, content="on another server")
+
+    await run_db(seed)
+    await dpytest.empty_queue()
+    reply = await call(harness, "MembersCog", "privacy", "export", interaction(harness))
+
+    assert reply == EXPORT_SENT
+    dm = dpytest.get_message()
+    assert isinstance(dm.channel, discord.DMChannel) and dm.channel == ann.dm_channel
+    [attachment] = dm.attachments
+    assert attachment.filename == f"tomori-user-{ann.id}.json"
+    export = json.loads(await attachment.read())
+    assert export["scope"] == "every server" and export["user"]["user_disc_id"] == str(ann.id)
+    # Her own export holds her memories of every lineage, not only this server's.
+    contents = {memory["content"] for lineage in export["memories"] for memory in lineage["memories"]}
+    assert contents == {"likes tea", "on another server"}
+
+
+async def test_privacy_export_says_so_when_the_member_takes_no_dms(harness, monkeypatch):
+    async def closed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise discord.Forbidden(SimpleNamespace(status=403, reason="Forbidden"), "Cannot send messages to this user")
+
+    monkeypatch.setattr(discord.Member, "send", closed)
+    assert await call(harness, "MembersCog", "privacy", "export", interaction(harness)) == EXPORT_NO_DM

@@ -74,12 +74,10 @@ def settings_form(server: Server, **settings_fields: Any) -> dict[str, Any]:
         "server": server.pk,
         "message_fetch_limit": 60,
         "timezone_offset": "0",
-        "humanizer_degree": 1,
         "retention_days": 9,
         "max_images_per_turn": 4,
         "max_image_bytes": 4 * 1024 * 1024,
         "rp_channel_ids": "",
-        "private_channel_ids": "",
         "llm_provider": "",
         **settings_fields,
     }

@@ -415,12 +415,10 @@ def test_adding_a_server_saves_its_settings_inline_once(admin_client: Client) ->
     settings_form = {
         "settings-0-message_fetch_limit": 60,
         "settings-0-timezone_offset": "5.5",
-        "settings-0-humanizer_degree": 1,
         "settings-0-retention_days": 7,
         "settings-0-max_images_per_turn": 4,
         "settings-0-max_image_bytes": 4 * 1024 * 1024,
         "settings-0-rp_channel_ids": "",
-        "settings-0-private_channel_ids": "",
         "settings-0-llm_provider": "echo",
         "settings-0-llm_api_key": "sk-new",
     }

@@ -139,7 +139,6 @@ def settings_post(server: Server, **changes: str) -> dict[str, Any]:
         "settings-0-server": server.pk,
         "settings-0-message_fetch_limit": 60,
         "settings-0-timezone_offset": "0",
-        "settings-0-humanizer_degree": 1,
         "settings-0-retention_days": 30,
         "settings-0-max_images_per_turn": 4,
         "settings-0-max_image_bytes": 4 * 1024 * 1024,

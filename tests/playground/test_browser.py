@@ -51,13 +51,16 @@ def ensure_node_modules() -> None:
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BROWSER_DIR, check=True, timeout=600)
 
 
-def run_in_chromium(tmp_path: Path, script: str, **script_env: str) -> tuple[dict[str, Any], str]:
+def run_in_chromium(tmp_path: Path, script: str, *, setup: str = "", **script_env: str) -> tuple[dict[str, Any], str]:
     """Serve a fresh demo database as `make run` does, run one browser script against it, and return
-    the script's JSON result and the server's log."""
+    the script's JSON result and the server's log. ``setup``: Python run by ``manage.py shell -c``
+    after the demo is loaded, for rows a scenario adds."""
     ensure_node_modules()
     env = server_env(tmp_path)
     for command in (["migrate", "--noinput", "-v0"], ["load_demo"], ["ensure_admin"]):
         manage(env, *command)
+    if setup:
+        manage(env, "shell", "-c", setup)
     log_path = tmp_path / "serve.log"
     with serving(env, log_path, "--no-bot") as base:
         completed = subprocess.run(

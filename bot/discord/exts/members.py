@@ -1,4 +1,4 @@
-"""Slash commands for members: their own privacy level, memories and reminders.
+"""Slash commands for members: their own privacy level and data export, memories and reminders.
 
 Every mutation goes through ``personas.actions`` (one transaction each), the same functions the
 admin and the API call. Answers are ephemeral: only the member sees their own data.
@@ -6,6 +6,7 @@ admin and the API call. Answers are ephemeral: only the member sees their own da
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 
 import discord
@@ -19,12 +20,18 @@ from bot.discord.exts._interactions import interaction_server, reply
 from chatcontext.types import PersonaInfo
 from personas import actions
 from personas import models as m
+from personas.user_export import build_user_export, export_file
 
 PRIVACY_LABELS = {
     m.PrivacyLevel.MINIMAL: "Minimal — personas may use everything they know about you.",
     m.PrivacyLevel.PARTIAL: "Partial — your messages are seen, but no saved names, memories or profile details.",
     m.PrivacyLevel.FULL: "Full — your messages are left out of every prompt and you cannot trigger personas.",
 }
+EXPORT_SENT = "Sent to your direct messages: everything the personas know about you, on every server."
+EXPORT_NO_DM = (
+    "I could not send you a direct message. Allow direct messages from server members (Privacy Settings) "
+    "and run /privacy export again."
+)
 PRIVACY_CHOICES = [app_commands.Choice(name=level.name.title(), value=int(level.value)) for level in m.PrivacyLevel]
 
 
@@ -74,6 +81,12 @@ def change_privacy(member: Member, level: int) -> str:
     actions.set_privacy_level(member.row(), level, actor=member.actor)
     chosen = m.PrivacyLevel(level)
     return f"Your privacy level is now **{chosen.name.title()}**.\n{PRIVACY_LABELS[chosen]}"
+
+
+def export_own_data(member: Member) -> tuple[str, bytes]:
+    """The member's own export: every server's, since all of it is theirs (``personas.user_export``)."""
+    user = member.row()
+    return export_file(user, build_user_export(user, None))
 
 
 def list_memories(member: Member, persona: PersonaInfo) -> str:
@@ -141,6 +154,19 @@ class MembersCog(commands.Cog):
     @app_commands.choices(level=PRIVACY_CHOICES)
     async def privacy_set(self, interaction: discord.Interaction, level: int) -> None:
         await reply(interaction, await database_sync_to_async(change_privacy)(Member.of(interaction), level))
+
+    @privacy.command(name="export", description="Get everything the personas know about you, as a file by DM")
+    async def privacy_export(self, interaction: discord.Interaction) -> None:
+        filename, body = await database_sync_to_async(export_own_data)(Member.of(interaction))
+        try:
+            # A DM, not the channel: the file holds the member's memories and profile.
+            await interaction.user.send(
+                "What the personas know about you (JSON).", file=discord.File(io.BytesIO(body), filename=filename)
+            )
+        except discord.HTTPException:  # DMs closed (Forbidden) or refused
+            await reply(interaction, EXPORT_NO_DM)
+            return
+        await reply(interaction, EXPORT_SENT)
 
     async def _persona(self, interaction: discord.Interaction, name: str | None) -> PersonaInfo | None:
         persona = pick_persona(await interaction_server(interaction), name)
