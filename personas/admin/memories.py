@@ -170,6 +170,20 @@ class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColu
             adopt(obj, saved)
 
 
+class ReadOnlyVersions:
+    """Versions in the audit trail are never added, edited or deleted by hand. First in the bases, so
+    the scoping mixins' own answers (a moderator may change their server's live rows) do not apply."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
 class DeletedMemoryAdmin(RecordedAdmin):
     """Memories deleted and not restored since, from the audit trail: the last version of each, read
     only, with a restore action that stores it again through the memory's action (lineage and limit
@@ -189,15 +203,6 @@ class DeletedMemoryAdmin(RecordedAdmin):
         alive = self.live_model._default_manager.filter(pk=OuterRef(pk))
         deleted = super().get_queryset(request).filter(history_type="-")
         return deleted.filter(~Exists(alive), ~Exists(later)).order_by("-history_date")
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
 
     def has_restore_permission(self, request: HttpRequest) -> bool:
         # moderates_any comes from the scoping mixin each subclass puts before this class.
@@ -228,7 +233,7 @@ class DeletedMemoryAdmin(RecordedAdmin):
 
 
 @admin.register(DeletedPersonalMemory)
-class DeletedPersonalMemoryAdmin(LineageScopedAdminMixin, DeletedMemoryAdmin):
+class DeletedPersonalMemoryAdmin(ReadOnlyVersions, LineageScopedAdminMixin, DeletedMemoryAdmin):
     lineage_choice_fields = ()
     live_model = PersonalMemory
     restore = staticmethod(actions.restore_personal_memory)
@@ -236,7 +241,7 @@ class DeletedPersonalMemoryAdmin(LineageScopedAdminMixin, DeletedMemoryAdmin):
 
 
 @admin.register(DeletedServerMemory)
-class DeletedServerMemoryAdmin(ServerScopedAdminMixin, DeletedMemoryAdmin):
+class DeletedServerMemoryAdmin(ReadOnlyVersions, ServerScopedAdminMixin, DeletedMemoryAdmin):
     live_model = ServerMemory
     restore = staticmethod(actions.restore_server_memory)
     list_display = ["memory", "server", "lineage", "deleted_at", "actor"]

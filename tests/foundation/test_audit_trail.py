@@ -137,6 +137,28 @@ def test_a_deleted_memory_is_restored_from_the_admin(world: dict[str, Any]) -> N
     assert list(listed.context["cl"].result_list) == []
 
 
+def test_deleted_memory_versions_cannot_be_added_edited_or_deleted_by_a_moderator(world: dict[str, Any]) -> None:
+    """The lists of deleted memories are read-only for everyone, moderators included (their scoping
+    mixin lets them change live rows of their server, not versions in the audit trail)."""
+    _, persona, user = world["a"]
+    memory = actions.add_personal_memory(user, persona.persona_lineage_id, "owns a cat", actor=TEST_ACTOR)
+    actions.delete_personal_memory(memory, actor=TEST_ACTOR)
+    alice = _client(world["alice"])
+    for name in ("deletedpersonalmemory", "deletedservermemory"):
+        listed = alice.get(reverse(f"admin:personas_{name}_changelist"))
+        assert listed.status_code == 200 and not listed.context["has_add_permission"]
+        assert alice.get(reverse(f"admin:personas_{name}_add")).status_code == 403
+    [version] = alice.get(reverse("admin:personas_deletedpersonalmemory_changelist")).context["cl"].result_list
+    change = alice.get(reverse("admin:personas_deletedpersonalmemory_change", args=[version.pk]))
+    assert change.status_code == 200 and not change.context["has_change_permission"]
+    assert (
+        alice.post(
+            reverse("admin:personas_deletedpersonalmemory_delete", args=[version.pk]), {"post": "yes"}
+        ).status_code
+        == 403
+    )
+
+
 def test_restoring_rechecks_the_limit(world: dict[str, Any], settings: Any) -> None:
     settings.TOMORI = {**settings.TOMORI, "MAX_PERSONAL_MEMORIES": 1}
     _, persona, user = world["a"]
