@@ -2,7 +2,8 @@
 
 The worker runs in a thread of this process (``celery.contrib.testing.worker.start_worker``) so it
 shares the Django test database; tasks travel through the broker as serialized messages. The
-broker is kombu's filesystem transport in a temporary folder on every machine, and the real Redis
+broker is kombu's filesystem transport in a temporary folder on every machine (its messages written
+whole, tests/background/atomic_filesystem.py), and the real Redis
 as well when ``REDIS_URL`` is set (CI), exactly as configured there (tests/services.py). A private
 queue keeps other processes on the same Redis from taking the test's tasks.
 """
@@ -33,6 +34,7 @@ from chatcontext.voice.tasks import transcribe_voice_attachment
 from personas.models import Reminder
 from personas.reminders_service import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders
+from tests.background import atomic_filesystem
 from tests.background.conftest import SENTENCE, word_error_rate
 from tests.services import embedded_and_redis, require_redis
 
@@ -67,7 +69,7 @@ def broker(request: pytest.FixtureRequest, settings, tmp_path) -> str:
     messages, processed, control = (tmp_path / name for name in ("messages", "processed", "control"))
     for folder in (messages, processed, control):
         folder.mkdir()
-    settings.CELERY_BROKER_URL = "filesystem://localhost//"
+    settings.CELERY_BROKER_URL = f"{atomic_filesystem.ALIAS}://localhost//"
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(messages),
         "data_folder_out": str(messages),
