@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from channels.layers import channel_layers
+from django.conf import settings as django_settings
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
+
+from botplatform.settings import redis_channel_layer
 
 # Property-based tests: at least 500 examples per property in CI (CI=true), fewer locally.
 hypothesis_settings.register_profile(
@@ -16,6 +20,23 @@ hypothesis_settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 hypothesis_settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def _isolate_xdist_worker_on_redis() -> None:
+    """pytest-xdist workers share one Redis database (CI's REDIS_URL) but not their test databases, so
+    ids repeat across workers: a reminder broadcast to a group, or a cached server's settings, of one
+    worker must not reach another. Each worker gets its own channel-layer and cache key prefix."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not (worker and django_settings.REDIS_URL):
+        return
+    django_settings.CHANNEL_LAYERS = {
+        "default": redis_channel_layer(django_settings.REDIS_URL, f"{django_settings.CHANNEL_LAYER_PREFIX}-{worker}")
+    }
+    django_settings.CACHES = {"default": {**django_settings.CACHES["default"], "KEY_PREFIX": f"tests-{worker}"}}
+    channel_layers.backends.clear()
+
+
+_isolate_xdist_worker_on_redis()
 
 
 @pytest.fixture(autouse=True)
