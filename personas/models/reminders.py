@@ -63,7 +63,6 @@ class Reminder(models.Model):
         "from message", max_length=32, blank=True, default="", help_text="The message that turn answered."
     )
 
-
     # Not settled yet: waiting, on its way to the bot, or failed (a moderator may still cancel it).
     OPEN_STATUSES = (Status.PENDING, Status.CLAIMED, Status.DELIVERING, Status.FAILED)
 

@@ -534,3 +534,31 @@ def test_bc7_01_a_human_reminders_reply_pings_its_recipient(text, expected):
 
 def test_bc7_01_matrix_recipients_are_left_as_written():
     assert ensure_ping("hey @al, stretch!", "@al:mx.org") == "hey @al, stretch!"
+
+
+# ---------------------------------------------------------------------------------------------
+# Without Redis (issue 15 item 7): the bot process fires its own reminders
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("harness", [{"embedded_reminders": True}], indirect=True)
+async def test_an_embedded_bot_fires_its_due_reminders_itself_once(harness):
+    cog = harness.bot.get_cog("RemindersCog")
+    assert cog.scheduler.running
+    await cog.scheduler.stop()  # ticked by hand below, at a time the test chooses
+    await run_db(setup_server, harness.guild)
+    reminder = await due_now(harness)
+
+    assert (await cog.scheduler.tick()).dispatched == 1
+
+    async def fired() -> bool:
+        return (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.FIRED
+
+    await until(fired)
+    [ping] = sent_messages()
+    assert f"<@{harness.member(0).id}>" in ping.content
+    assert (await cog.scheduler.tick()).dispatched == 0
+
+
+async def test_a_bot_created_without_embedded_reminders_runs_no_scheduler(harness):
+    assert not harness.bot.get_cog("RemindersCog").scheduler.running
