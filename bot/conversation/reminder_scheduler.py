@@ -125,6 +125,6 @@ class ReminderScheduler:
         while True:
             try:
                 await self.tick()
-            except Exception:  # a database hiccup skips one tick; the next one claims what is due
-                logger.exception("reminder tick failed")
+            except Exception as exc:  # a database hiccup skips one tick; the next one claims what is due
+                logger.warning("reminder tick failed (%s)", type(exc).__name__)
             await asyncio.sleep(self.interval_s)
