@@ -21,7 +21,7 @@ from personas import models as m
 from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import FakeLLMServer, tool_round
-from tests.bot.fakes import run_db, setup_server
+from tests.bot.fakes import FakeInteraction, run_db, setup_server
 from tests.bot.test_reminders import until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -263,3 +263,27 @@ async def test_the_api_record_detail_shows_the_tool_calls(harness, llm_server):
 
     detail = await run_db(lambda: RecordDetailOut.from_orm(PromptRecord.objects.get(pk=record.pk)).model_dump())
     assert detail["tool_calls"]["calls"][0]["name"] == "remember_user_fact"
+
+
+async def test_memories_list_says_a_learned_memory_came_from_chat_and_links_its_message(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    llm_server.script = [remember("ann", "Ann's cat is called Mochi"), "Noted."]
+    trigger = await dpytest.message("tomori, remember that my cat is Mochi", member=ann)
+    by_hand = await run_db(
+        lambda: actions.add_personal_memory(
+            m.DiscordUser.objects.get(user_disc_id=str(ann.id)),
+            m.Persona.objects.get(persona_nickname="Tomori").persona_lineage_id,
+            "Ann plays the cello",
+            [],
+            actor=TEST_ACTOR,
+        )
+    )
+
+    cog = harness.bot.get_cog("MembersCog")
+    inter = FakeInteraction(user=ann, guild=harness.guild, channel_id=harness.channel.id)
+    await type(cog).memories.get_command("list").callback(cog, inter)
+
+    link = f"https://discord.com/channels/{harness.guild.id}/{harness.channel.id}/{trigger.id}"
+    assert f"Ann's cat is called Mochi — learned in chat ({link})" in inter.reply
+    assert f"`#{by_hand.pk}` Ann plays the cello — added by a moderator" in inter.reply

@@ -12,8 +12,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.contrib.auth import get_user_model
 from django.db.models import Q
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from bot.conversation.reminder_scheduler import ReminderScheduler
@@ -22,6 +26,7 @@ from bot.playground.models import PlaygroundMessage
 from bot.playground.reminders import PlaygroundReminders, playground_reminders
 from bot.playground.service import post_playground_message
 from botplatform.management.commands.serve import Command as ServeCommand
+from chatcontext.models import PromptRecord
 from personas import models as m
 from personas.reminders_service import DueReminder, fire_due_reminders
 from tests.bot.fake_llm import FakeLLMServer, tool_round
@@ -46,6 +51,14 @@ def tdemo(transactional_db: None, offline_llm: Any, uploads_dir: Any) -> Demo:
 
 def use_llm(demo: Demo, server: FakeLLMServer) -> None:
     m.ServerSettings.objects.filter(server=demo.server).update(llm_base_url=server.base_url, llm_model="ok")
+
+
+def record_panel(record: PromptRecord) -> str:
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw"))
+    response = client.get(reverse("playground:record_panel", args=[record.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
 
 
 class Clock:
@@ -78,9 +91,12 @@ async def test_remind_me_in_2_minutes_comes_back_in_the_playground_once(tdemo, l
         tool_round(("set_reminder", json.dumps({"user": "mina", "purpose": "stretch", "when": when}))),
         "I'll remind you in two minutes.",
     ]
-    await post_playground_message(tdemo.channel, MINA, "tomori remind me in 2 minutes to stretch")
+    outcome = await post_playground_message(tdemo.channel, MINA, "tomori remind me in 2 minutes to stretch")
     reminder = await m.Reminder.objects.aget(channel_disc_id=tdemo.channel.disc_id)
     assert reminder.channel_disc_id == tdemo.channel.disc_id and reminder.user_discord_id == MINA
+    panel = await sync_to_async(record_panel)(outcome.records[0])  # the page's prompt panel shows the call
+    reminder_url = reverse("admin:personas_reminder_change", args=[reminder.pk])
+    assert "<code>set_reminder</code>" in panel and f'<a href="{reminder_url}">reminder {reminder.pk}</a>' in panel
 
     clock = Clock()
     reminders = PlaygroundReminders(embedded=False, scheduler=ReminderScheduler(playground_reminders, now=clock))
