@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from django.db.models import Q
-
 from bot.conversation.db import in_callers_transaction as db
 from bot.conversation.reminder_scheduler import ReminderScheduler, receive_occurrences
 from bot.conversation.reminders import confirm_posted, ensure_ping, fallback_text, reminder_incoming, report_failure
@@ -27,19 +25,11 @@ from bot.conversation.state import read_author_state
 from bot.playground import store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
 from bot.playground.outlet import PlaygroundOutlet
+from bot.playground.reminder_scope import playground_reminders
 from bot.playground.service import PLANNER, PlaygroundJob, PlaygroundTurn, playground_runner, server_state
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.types import Author, DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
 from personas.reminders_service import DueReminder, ReminderKind, accept_delivery
-
-
-def playground_reminders() -> Q:
-    """The reminders whose channel is a playground channel (a subquery: one statement per claim)."""
-    return Q(channel_disc_id__in=PlaygroundChannel.objects.values("disc_id"))
-
-
-def is_playground_channel(channel_disc_id: str) -> bool:
-    return PlaygroundChannel.objects.filter(disc_id=channel_disc_id).exists()
 
 
 @dataclass

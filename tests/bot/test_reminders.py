@@ -17,9 +17,11 @@ from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
+from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import GenerationResult, ProviderError
 from bot.conversation.reminders import ensure_ping, reminder_lateness
 from bot.discord.exts.reminders import RemindersCog
+from bot.playground import store
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output
@@ -379,6 +381,18 @@ async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(ha
 
     assert dpytest.sent_queue.empty() and harness.prompts == []
     assert (await status_of(due)).status == m.Reminder.Status.CLAIMED  # left for the process that serves it
+
+
+async def test_a_playground_channels_reminder_on_a_served_guild_is_left_to_the_web_process(harness):
+    """Not "channel gone": the channel is the playground's (bot.playground.reminders posts it)."""
+    server = await run_db(setup_server, harness.guild)
+    playground = await run_db(store.create_channel, server, "lounge", now_ms=wall_clock_ms())
+    due = await run_db(create_fired, harness.guild.id, int(playground.disc_id), str(harness.member(0).id))
+
+    await harness.bot.get_cog("RemindersCog").fire(due)
+
+    assert dpytest.sent_queue.empty() and harness.prompts == []
+    assert (await status_of(due)).status == m.Reminder.Status.CLAIMED
 
 
 # ---------------------------------------------------------------------------------------------
