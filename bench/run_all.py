@@ -15,6 +15,9 @@ Sections (all by default, or a comma-separated ``--sections`` subset):
   table (10 % with a saved nickname), with the acceptance point's history text.
 - ``profile``: a pyinstrument profile of the acceptance point (bench/results/profile.txt).
 - ``stt``: real-time factor of voice transcription (bench/stt.py, run as a subprocess).
+- ``tool_round``: the extra cost of a persona's tool round (bench/tool_round.py): ms outside the
+  provider and SQL statements per tool call, and the per-turn costs (gating read, target index,
+  provenance update).
 - ``api``: API requests per second and p50/p99 latency (bench/api.py as a subprocess; recorded as
   not measured when it cannot run, e.g. without a PostgreSQL server).
 
@@ -50,7 +53,7 @@ BENCH = ROOT / "bench"
 RESULTS = BENCH / "results.json"
 BASELINE = BENCH / "baseline.json"
 PLOTS = BENCH / "results"
-SECTIONS = ("assembly", "request_scope", "throughput", "users_table", "profile", "stt", "api")
+SECTIONS = ("assembly", "request_scope", "throughput", "users_table", "profile", "stt", "tool_round", "api")
 
 ACCEPTANCE = Shape(messages=100, participants=200, memories_per_user=10)
 COMPARISON = Shape(messages=100, participants=10, memories_per_user=10)
@@ -417,6 +420,7 @@ def main() -> None:
             "users_table": lambda: run_users_table(3 if args.quick else 15),
             "profile": run_profile,
             "stt": lambda: run_stt(1 if args.quick else 3),
+            "tool_round": lambda: _tool_round(5 if args.quick else 30),
             "api": lambda: run_api(60 if args.quick else 300),
         }
         for name in SECTIONS:
@@ -446,6 +450,12 @@ def _request_scope(repeats: int) -> JSONDict:
     from request_scope import measure_request_scope
 
     return measure_request_scope(repeats=repeats)
+
+
+def _tool_round(runs: int) -> JSONDict:
+    from tool_round import measure_tool_round
+
+    return measure_tool_round(runs=runs)
 
 
 def _throughput(seconds: float) -> JSONDict:

@@ -35,8 +35,9 @@ end of its lease, and while it is pending, when a retry is due.
 
 So delivery is at least once, and more than once only when a process posted and stopped before
 confirming (the next attempt posts it again, once), or took longer than ``DELIVERY_LEASE``. Whoever
-fires occurrences — the Celery beat task today, an in-process scheduler later — calls
-``fire_due_reminders`` with its dispatcher; whoever posts calls ``accept_delivery``,
+fires occurrences — the Celery beat task with Redis, an in-process scheduler of each process
+without it (``bot.conversation.reminder_scheduler``) — calls ``fire_due_reminders`` with its
+dispatcher; whoever posts calls ``accept_delivery``,
 ``acknowledge_delivery`` and ``report_delivery_failure``. Nothing else changes between the two.
 """
 
@@ -169,12 +170,13 @@ def _due_at(now: datetime) -> Q:
     return Q(next_attempt_at__isnull=True, reminder_time__lte=now) | Q(next_attempt_at__lte=now)
 
 
-def select_due_ids(now: datetime, limit: int) -> list[int]:
-    """Due ids, oldest first; locks them (skipping locked ones) when called inside a transaction on PostgreSQL."""
+def select_due_ids(now: datetime, limit: int, scope: Q | None = None) -> list[int]:
+    """Due ids (of ``scope`` when given), oldest first; locks them (skipping locked ones) when called
+    inside a transaction on PostgreSQL."""
     return list(
         Reminder.objects.select_for_update(skip_locked=True)
         .annotate(due_at=Coalesce("next_attempt_at", "reminder_time"))
-        .filter(status=Reminder.Status.PENDING, due_at__lte=now)
+        .filter(scope or Q(), status=Reminder.Status.PENDING, due_at__lte=now)
         .order_by("due_at", "reminder_id")
         .values_list("reminder_id", flat=True)[:limit]
     )
@@ -186,10 +188,10 @@ def try_claim(reminder_id: int, now: datetime) -> bool:
     return claimed.update(status=Reminder.Status.CLAIMED, next_attempt_at=now + CLAIM_LEASE, updated_at=now) == 1
 
 
-def claim_due(now: datetime, limit: int = CLAIM_BATCH_SIZE) -> tuple[list[DueReminder], int]:
-    """Claim up to ``limit`` due reminders; returns the claimed ones and how many ids were seen."""
+def claim_due(now: datetime, limit: int = CLAIM_BATCH_SIZE, scope: Q | None = None) -> tuple[list[DueReminder], int]:
+    """Claim up to ``limit`` due reminders (of ``scope``); returns the claimed ones and how many ids were seen."""
     with transaction.atomic():
-        ids = select_due_ids(now, limit)
+        ids = select_due_ids(now, limit, scope)
         won = [rid for rid in ids if try_claim(rid, now)]
         rows = Reminder.objects.filter(reminder_id__in=won).select_related("server").order_by("reminder_time")
         now_ms = _ms(now)
@@ -211,13 +213,18 @@ def claim_due(now: datetime, limit: int = CLAIM_BATCH_SIZE) -> tuple[list[DueRem
 
 
 def fire_due_reminders(
-    dispatcher: ReminderDispatcher, *, now: datetime | None = None, batch_size: int = CLAIM_BATCH_SIZE
+    dispatcher: ReminderDispatcher,
+    *,
+    now: datetime | None = None,
+    batch_size: int = CLAIM_BATCH_SIZE,
+    scope: Q | None = None,
 ) -> FireReport:
     """One beat tick: put back the occurrences whose lease ran out, then claim and hand over every
-    reminder due at ``now``."""
+    reminder due at ``now``; only those matching ``scope`` when given (an in-process scheduler
+    claims only the channels its own process posts in)."""
     now = now or timezone.now()
     report = expire_leases(now, batch_size=batch_size)
-    for batch in _claimed_batches(now, batch_size):
+    for batch in _claimed_batches(now, batch_size, scope):
         for due in batch:
             report += _hand_over(dispatcher, due, now)
     if report != FireReport():
@@ -225,9 +232,9 @@ def fire_due_reminders(
     return report
 
 
-def _claimed_batches(now: datetime, batch_size: int) -> Iterator[list[DueReminder]]:
+def _claimed_batches(now: datetime, batch_size: int, scope: Q | None) -> Iterator[list[DueReminder]]:
     while True:
-        claimed, seen = claim_due(now, batch_size)
+        claimed, seen = claim_due(now, batch_size, scope)
         if claimed:
             yield claimed
         if seen < batch_size:

@@ -9,17 +9,24 @@ parts that make it a reminder turn, with no transport in them:
 - **Reply.** A human reminder's reply always pings its recipient (``ensure_ping``); when no reply is
   generated the plain reminder notice (``fallback_text``) is posted instead, so an occurrence is
   never lost silently.
+- **Confirmation.** The outlet that posted an occurrence confirms it (``confirm_posted``), one that
+  could not reports why (``report_failure``), through the surface's database rule (``db``).
 
 The Discord turn of an occurrence (its trigger, outlet and delivery confirmation) is
-``bot.discord.reminder_turns``.
+``bot.discord.reminder_turns``; the playground's is ``bot.playground.reminders``.
 """
 
 from __future__ import annotations
 
+import logging
+
+from bot.conversation.db import Db, closing_stale_connections
 from bot.conversation.texts import localized
 from chatcontext.participants.presence import format_duration
 from chatcontext.types import ChatIncoming, DiscordMessage, ReminderData
-from personas.reminders_service import DueReminder, ReminderKind
+from personas.reminders_service import DueReminder, ReminderKind, acknowledge_delivery, report_delivery_failure
+
+logger = logging.getLogger(__name__)
 
 MINUTE_MS = 60_000
 REMINDER_TEXTS = {
@@ -75,3 +82,21 @@ def reminder_incoming(due: DueReminder, trigger: DiscordMessage, now_ms: int) ->
         ),
         is_persona_job=self_task,
     )
+
+
+async def report_failure(
+    due: DueReminder, *, channel_gone: bool, reason: str, db: Db = closing_stale_connections
+) -> None:
+    logger.warning("reminder not delivered (%s)", reason)
+    await db(report_delivery_failure)(
+        due.reminder_id, scheduled_at_ms=due.scheduled_at_ms, channel_gone=channel_gone, reason=reason
+    )
+
+
+async def confirm_posted(due: DueReminder, *, db: Db = closing_stale_connections) -> None:
+    """Tell the dispatcher this process posted the occurrence. Not confirmed (the database is
+    unreachable): it is posted once more when its lease ends, which beats losing it."""
+    try:
+        await db(acknowledge_delivery)(due.reminder_id, due.scheduled_at_ms)
+    except Exception as exc:  # the post is out; failing the turn now would lose its prompt record
+        logger.warning("reminder posted but not confirmed (%s); it will be posted again", type(exc).__name__)

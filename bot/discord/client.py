@@ -64,9 +64,12 @@ class PlatformBotMixin(_BotBase):
         webhooks: WebhookRegistry | None = None,
         transcripts: TranscriptCache = shared_cache,
         image_fetcher: ImageFetcher | None = None,
+        embedded_reminders: bool = False,
         **kwargs: Any,
     ) -> None:
-        """``image_fetcher``: where a vision model's images are read (default: Discord's CDN)."""
+        """``image_fetcher``: where a vision model's images are read (default: Discord's CDN);
+        ``embedded_reminders``: this process fires its own reminders (no Celery beat, no Redis;
+        ``bot.conversation.reminder_scheduler``)."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=platform_intents(presences=presences),
@@ -75,6 +78,7 @@ class PlatformBotMixin(_BotBase):
             **kwargs,
         )
         self.sync_commands = sync_commands
+        self.embedded_reminders = embedded_reminders
         self.clock = wall_clock_ms
         self.webhooks = webhooks or WebhookRegistry()
         self.pacing = Pacing()  # how streamed replies are paced (tests give it their own clock)

@@ -9,8 +9,8 @@ reply rules of ``bot.conversation.reminders``. What is Discord's:
   history the bot can read, a synthetic bot-authored message in that channel. The trigger only
   anchors the turn (history window, triggerer): nobody is replied to and nobody is registered.
 - **Outlet.** The reply is posted in the channel. Once Discord took the post, the occurrence is
-  confirmed (``personas.reminders_service.acknowledge_delivery``: fired, or rescheduled); when
-  Discord refuses it the failure goes back to ``report_delivery_failure`` (channel gone → failed,
+  confirmed (``bot.conversation.reminders.confirm_posted``: fired, or rescheduled); when Discord
+  refuses it the failure goes back to the dispatcher (``report_failure``: channel gone → failed,
   else retried). A process that stops in between confirms nothing, and the occurrence comes back
   when its lease ends.
 """
@@ -24,14 +24,14 @@ from datetime import UTC, datetime
 import discord
 from channels.db import database_sync_to_async
 
-from bot.conversation.reminders import ensure_ping, fallback_text, reminder_incoming
+from bot.conversation.reminders import confirm_posted, ensure_ping, fallback_text, reminder_incoming, report_failure
 from bot.conversation.runner import TurnJob
 from bot.conversation.state import read_author_state
 from bot.discord.delivery import Delivery, WebhookRegistry, send_as_persona
 from bot.discord.transport import to_author, to_discord_message
 from bot.discord.turns import DiscordOutlet, as_member, guild_server_state, refused
 from chatcontext.types import DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
-from personas.reminders_service import DueReminder, ReminderKind, acknowledge_delivery, report_delivery_failure
+from personas.reminders_service import DueReminder, ReminderKind
 
 logger = logging.getLogger(__name__)
 
@@ -48,22 +48,6 @@ def synthetic_trigger(channel_id: str, guild_id: str | None, bot_user: discord.a
         author=to_author(bot_user),
         created_timestamp=now_ms,
     )
-
-
-async def report_failure(due: DueReminder, *, channel_gone: bool, reason: str) -> None:
-    logger.warning("reminder not delivered (%s)", reason)
-    await database_sync_to_async(report_delivery_failure)(
-        due.reminder_id, scheduled_at_ms=due.scheduled_at_ms, channel_gone=channel_gone, reason=reason
-    )
-
-
-async def confirm_posted(due: DueReminder) -> None:
-    """Tell the dispatcher this process posted the occurrence. Not confirmed (the database is
-    unreachable): it is posted once more when its lease ends, which beats losing it."""
-    try:
-        await database_sync_to_async(acknowledge_delivery)(due.reminder_id, due.scheduled_at_ms)
-    except Exception as exc:  # the post is out; failing the turn now would lose its prompt record
-        logger.warning("reminder posted but not confirmed (%s); it will be posted again", type(exc).__name__)
 
 
 @dataclass(frozen=True)

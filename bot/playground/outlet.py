@@ -30,7 +30,7 @@ from chatcontext.types import Author, PersonaInfo, ReplyNoticeState
 @dataclass
 class PlaygroundOutlet:
     channel: PlaygroundChannel
-    trigger_row: PlaygroundMessage
+    trigger_row: PlaygroundMessage | None  # what the reply answers; None: no stored message (a reminder turn)
     bot_user: Author
     clock: Clock
     # Personas whose reply started streaming: a failure notice then replaces what was streamed.
@@ -51,7 +51,10 @@ class PlaygroundOutlet:
         return PlaygroundTransport(self.channel, bot_user=self.bot_user)
 
     def _stream_id(self, persona: PersonaInfo) -> str:
-        return live.stream_id(self.trigger_row.disc_id, persona.persona_id)
+        return live.stream_id(self._stream_anchor(), persona.persona_id)
+
+    def _stream_anchor(self) -> str:
+        return self.trigger_row.disc_id if self.trigger_row is not None else ""
 
     @contextlib.asynccontextmanager
     async def composing(self, persona: PersonaInfo) -> AsyncIterator[DeltaSink]:

@@ -34,6 +34,7 @@ from bot.playground.service import (
 from chatcontext.models import PromptRecord
 from chatcontext.records import inspector
 from chatcontext.records.admin import record_links
+from chatcontext.records.tool_calls import tool_calls_view
 from chatcontext.repository import load_personas
 from chatcontext.types import Author
 from personas import models as m
@@ -83,6 +84,7 @@ def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]
         "record": record,
         "blocks": inspector.record_blocks(record),
         "exclusions": inspector.exclusion_entries(record.exclusions, links),
+        "tool_calls": tool_calls_view(record.tool_calls),
         "inspector_url": reverse("admin:chatcontext_promptrecord_change", args=[record.pk]),
     }
 

@@ -17,6 +17,7 @@ from django.urls import URLPattern, path, reverse
 from chatcontext.records import inspector
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.search import participant_match
+from chatcontext.records.tool_calls import tool_calls_view
 from chatcontext.snapshot import SnapshotError
 from personas.admin.scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
@@ -208,6 +209,7 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             subtitle=str(record),
             blocks=blocks,
             history=inspector.history_entries(record.simplified_messages, record.message_id_map),
+            tool_calls=tool_calls_view(record.tool_calls),
             exclusions=inspector.exclusion_entries(record.exclusions, links),
             trigger={
                 "message_url": links.message_urls.get(record.trigger_message_disc_id),

@@ -10,6 +10,8 @@ from django.contrib.admin import AdminSite
 from django.core.exceptions import ValidationError
 from django.db.models import Field, Model, OuterRef, QuerySet, Subquery, URLField
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from personas import actions
 from personas.admin.scoping import (
@@ -109,6 +111,26 @@ class LineageColumnMixin:
             return "0 · global"
         label = getattr(obj, "lineage_name", "")
         return f"{obj.persona_lineage_id} · {label}" if label else str(obj.persona_lineage_id)
+
+
+class ProvenanceMixin:
+    """Where a memory or reminder came from (``personas.provenance``): a persona's tool call links its
+    prompt record in the inspector (which checks who may read it) and names the message it answered."""
+
+    @admin.display(description="source")
+    def source(self, obj: Any) -> str:
+        record_id, message_id = obj.source_prompt_record_id, obj.source_message_disc_id
+        if record_id is None and not message_id:
+            return "a moderator, the API or an import (no tool call)"
+        about = format_html(", answering message {}", message_id) if message_id else ""
+        if record_id is None:  # the record was pruned or forgotten, or the turn stored none
+            return format_html("a persona's tool call{} (its prompt record is gone)", about)
+        url = reverse("admin:chatcontext_promptrecord_change", args=[record_id])
+        return format_html('a persona\'s tool call in <a href="{}">prompt record {}</a>{}', url, record_id, about)
+
+    @admin.display(description="origin")
+    def origin(self, obj: Any) -> str:
+        return "tool call" if obj.source_prompt_record_id or obj.source_message_disc_id else "moderator"
 
 
 def refusal(exc: actions.ActionError) -> ValidationError:

@@ -10,7 +10,14 @@ from django.db.models import Exists, Model, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from personas import actions
-from personas.admin.common import LineageColumnMixin, LineageListFilter, adopt, excerpt, refusal
+from personas.admin.common import (
+    LineageColumnMixin,
+    LineageListFilter,
+    ProvenanceMixin,
+    adopt,
+    excerpt,
+    refusal,
+)
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.scoping import (
@@ -78,13 +85,15 @@ class PersonalMemoryForm(NewMemoryForm):
 
 
 @admin.register(PersonalMemory)
-class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, AuditedAdmin):
+class PersonalMemoryAdmin(
+    JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin
+):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
 
     form = PersonalMemoryForm
     restorable = True
-    list_display = ["personal_memory_id", "memory", "user", "lineage", "tag_list", "created_at"]
+    list_display = ["personal_memory_id", "memory", "user", "lineage", "tag_list", "origin", "created_at"]
     list_display_links = ["personal_memory_id", "memory"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter, "user__privacy_level"]
@@ -96,7 +105,7 @@ class PersonalMemoryAdmin(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageC
     list_per_page = 50
 
     def get_readonly_fields(self, request: HttpRequest, obj: PersonalMemory | None = None) -> list[str]:
-        return ["user", "persona_lineage_id", "created_at", "updated_at"] if obj is not None else []
+        return ["user", "persona_lineage_id", "source", "created_at", "updated_at"] if obj is not None else []
 
     @admin.display(description="memory")
     def memory(self, obj: PersonalMemory) -> str:
@@ -129,13 +138,13 @@ class ServerMemoryForm(NewMemoryForm):
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, AuditedAdmin):
+class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin):
     """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
     a memory's server and lineage never change once stored."""
 
     form = ServerMemoryForm
     restorable = True
-    list_display = ["id", "memory", "server", "lineage", "persona", "user", "created_at"]
+    list_display = ["id", "memory", "server", "lineage", "persona", "user", "origin", "created_at"]
     list_display_links = ["id", "memory"]
     list_select_related = ["server", "persona", "user"]
     list_filter = [LineageListFilter, ("server", admin.RelatedOnlyFieldListFilter)]
@@ -148,7 +157,7 @@ class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColu
     def get_readonly_fields(self, request: HttpRequest, obj: ServerMemory | None = None) -> list[str]:
         # Who taught and learned it is history (a field limited to the reader's users would blank an
         # author it cannot list); moving it to another lineage is forgetting and teaching anew.
-        return ["server", "persona", "persona_lineage_id", "user"] if obj is not None else []
+        return ["server", "persona", "persona_lineage_id", "user", "source"] if obj is not None else []
 
     @admin.display(description="memory")
     def memory(self, obj: ServerMemory) -> str:

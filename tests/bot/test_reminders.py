@@ -17,9 +17,11 @@ from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
+from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import GenerationResult, ProviderError
 from bot.conversation.reminders import ensure_ping, reminder_lateness
 from bot.discord.exts.reminders import RemindersCog
+from bot.playground import store
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import turn_output
@@ -381,6 +383,18 @@ async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(ha
     assert (await status_of(due)).status == m.Reminder.Status.CLAIMED  # left for the process that serves it
 
 
+async def test_a_playground_channels_reminder_on_a_served_guild_is_left_to_the_web_process(harness):
+    """Not "channel gone": the channel is the playground's (bot.playground.reminders posts it)."""
+    server = await run_db(setup_server, harness.guild)
+    playground = await run_db(store.create_channel, server, "lounge", now_ms=wall_clock_ms())
+    due = await run_db(create_fired, harness.guild.id, int(playground.disc_id), str(harness.member(0).id))
+
+    await harness.bot.get_cog("RemindersCog").fire(due)
+
+    assert dpytest.sent_queue.empty() and harness.prompts == []
+    assert (await status_of(due)).status == m.Reminder.Status.CLAIMED
+
+
 # ---------------------------------------------------------------------------------------------
 # Acknowledged delivery (issue 13 item 6): fired only once the bot posted it
 # ---------------------------------------------------------------------------------------------
@@ -534,3 +548,31 @@ def test_bc7_01_a_human_reminders_reply_pings_its_recipient(text, expected):
 
 def test_bc7_01_matrix_recipients_are_left_as_written():
     assert ensure_ping("hey @al, stretch!", "@al:mx.org") == "hey @al, stretch!"
+
+
+# ---------------------------------------------------------------------------------------------
+# Without Redis (issue 15 item 7): the bot process fires its own reminders
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("harness", [{"embedded_reminders": True}], indirect=True)
+async def test_an_embedded_bot_fires_its_due_reminders_itself_once(harness):
+    cog = harness.bot.get_cog("RemindersCog")
+    assert cog.scheduler.running
+    await cog.scheduler.stop()  # ticked by hand below, at a time the test chooses
+    await run_db(setup_server, harness.guild)
+    reminder = await due_now(harness)
+
+    assert (await cog.scheduler.tick()).dispatched == 1
+
+    async def fired() -> bool:
+        return (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.FIRED
+
+    await until(fired)
+    [ping] = sent_messages()
+    assert f"<@{harness.member(0).id}>" in ping.content
+    assert (await cog.scheduler.tick()).dispatched == 0
+
+
+async def test_a_bot_created_without_embedded_reminders_runs_no_scheduler(harness):
+    assert not harness.bot.get_cog("RemindersCog").scheduler.running

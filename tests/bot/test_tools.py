@@ -5,6 +5,7 @@ the personas rows, the channel and the prompt record show what happened."""
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 
 import discord
@@ -21,8 +22,8 @@ from personas import models as m
 from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import FakeLLMServer, tool_round
-from tests.bot.fakes import run_db, setup_server
-from tests.bot.test_reminders import until
+from tests.bot.fakes import FakeInteraction, post_reply, run_db, setup_server
+from tests.bot.test_reminders import due_now, until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -263,3 +264,140 @@ async def test_the_api_record_detail_shows_the_tool_calls(harness, llm_server):
 
     detail = await run_db(lambda: RecordDetailOut.from_orm(PromptRecord.objects.get(pk=record.pk)).model_dump())
     assert detail["tool_calls"]["calls"][0]["name"] == "remember_user_fact"
+
+
+async def test_memories_list_says_a_learned_memory_came_from_chat_and_links_its_message(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    llm_server.script = [remember("ann", "Ann's cat is called Mochi"), "Noted."]
+    trigger = await dpytest.message("tomori, remember that my cat is Mochi", member=ann)
+    by_hand = await run_db(
+        lambda: actions.add_personal_memory(
+            m.DiscordUser.objects.get(user_disc_id=str(ann.id)),
+            m.Persona.objects.get(persona_nickname="Tomori").persona_lineage_id,
+            "Ann plays the cello",
+            [],
+            actor=TEST_ACTOR,
+        )
+    )
+
+    cog = harness.bot.get_cog("MembersCog")
+    inter = FakeInteraction(user=ann, guild=harness.guild, channel_id=harness.channel.id)
+    await type(cog).memories.get_command("list").callback(cog, inter)
+
+    link = f"https://discord.com/channels/{harness.guild.id}/{harness.channel.id}/{trigger.id}"
+    assert f"Ann's cat is called Mochi — learned in chat ({link})" in inter.reply
+    assert f"`#{by_hand.pk}` Ann plays the cello — added by a moderator" in inter.reply
+
+
+# --- the other tools over dpytest (issue 15 acceptance) -------------------------------------------
+
+
+def ann_memory(guild_id: int, ann_id: int, content: str) -> m.PersonalMemory:
+    tomori = m.Persona.objects.get(server__server_disc_id=str(guild_id), persona_nickname="Tomori")
+    user = actions.register_user(str(ann_id), username="ann", global_name=None, actor=TEST_ACTOR)
+    return actions.add_personal_memory(user, tomori.persona_lineage_id, content, [], actor=TEST_ACTOR)
+
+
+async def test_react_puts_the_personas_reaction_on_the_referenced_message(harness, llm_server, monkeypatch):
+    await setup(harness, llm_server)
+    # dpytest's reaction backend does not build the gateway event this discord.py reads: the call
+    # Discord would get is recorded instead.
+    reactions: list[tuple[int, str]] = []
+
+    async def add_reaction(self: discord.PartialMessage, emoji: str) -> None:
+        reactions.append((self.id, emoji))
+
+    monkeypatch.setattr(discord.PartialMessage, "add_reaction", add_reaction)
+    bob = harness.member(1)
+    trains = await dpytest.message("I like trains", member=bob)
+    sent_messages()
+    # A reply makes Bob's message addressable (BC5: the replier is ref_1, the message it answers ref_2).
+    llm_server.script = [tool_round(("react", json.dumps({"ref": "ref_2", "emoji": "🚂"}))), "Choo choo!"]
+
+    await post_reply(harness.channel, harness.member(0), trains.id, "tomori, react to this")
+
+    [reply] = sent_messages()
+    assert reply.content == "Choo choo!"
+    assert reactions == [(trains.id, "🚂")]
+    [record] = await records()
+    assert record.tool_calls["calls"][0]["status"] == "ok" and record.tool_calls["calls"][0]["rows"] == []
+
+
+async def test_update_memory_changes_it_confirms_it_and_records_the_row(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    memory = await run_db(ann_memory, harness.guild.id, ann.id, "Ann's cat is called Mochi")
+    update = {"id": f"p{memory.pk}", "content": "Ann's cat is called Mochi-chan"}
+    llm_server.script = [tool_round(("update_memory", json.dumps(update))), "Updated!"]
+
+    await dpytest.message("tomori, my cat is actually Mochi-chan", member=ann)
+
+    reply, confirmation = sent_messages()
+    assert reply.content == "Updated!"
+    [embed] = confirmation.embeds
+    assert embed.title.startswith("✏️ Tomori Updated a Memory About ") and embed.footer.text == MEMORY_FOOTER
+    assert (await m.PersonalMemory.objects.aget(pk=memory.pk)).content == "Ann's cat is called Mochi-chan"
+    [record] = await records()
+    assert record.tool_calls["calls"][0]["rows"] == [{"kind": "personal_memory", "id": memory.pk}]
+
+
+async def test_forget_memory_deletes_it_and_confirms_it(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    memory = await run_db(ann_memory, harness.guild.id, ann.id, "Ann hates mornings")
+    llm_server.script = [tool_round(("forget_memory", json.dumps({"id": f"p{memory.pk}"}))), "Forgotten."]
+
+    await dpytest.message("tomori, forget that I hate mornings", member=ann)
+
+    reply, confirmation = sent_messages()
+    assert reply.content == "Forgotten."
+    assert confirmation.embeds[0].title.startswith("🗑️ Tomori Deleted a Memory About ")
+    assert not await m.PersonalMemory.objects.filter(pk=memory.pk).aexists()
+
+
+async def test_cancel_reminder_cancels_it_and_it_never_fires(harness, llm_server):
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    reminder = await due_now(harness)  # due, not yet fired
+    await m.Reminder.objects.filter(pk=reminder.pk).aupdate(
+        persona=await m.Persona.objects.aget(persona_nickname="Tomori")
+    )
+    llm_server.script = [tool_round(("cancel_reminder", json.dumps({"id": reminder.pk}))), "Cancelled."]
+
+    await dpytest.message("tomori, cancel my stretching reminder", member=ann)
+
+    [reply] = sent_messages()
+    assert reply.content == "Cancelled."
+    assert (await m.Reminder.objects.aget(pk=reminder.pk)).status == m.Reminder.Status.CANCELLED
+    assert (await run_db(fire_due_reminders, ChannelLayerDispatcher())).dispatched == 0
+    [record] = await records()
+    assert record.tool_calls["calls"][0]["result"] == f"Reminder {reminder.pk} cancelled."
+
+
+async def test_an_impersonation_turn_over_discord_sends_the_model_no_tools(harness, llm_server, monkeypatch):
+    """BC9-01/BC9-11: a turn that writes as a user is offered no tool at all, whatever the server allows."""
+    await setup(harness, llm_server)
+    bob = harness.member(1)
+    await dpytest.message("I like trains", member=bob)
+    sent_messages()
+    # discord.py loads an extension as a module of its own: patch the copy the bot runs.
+    chat = sys.modules["bot.discord.exts.chat"]
+    original = chat.message_job
+
+    def impersonating(*args, **kwargs):  # type: ignore[no-untyped-def]
+        job = original(*args, **kwargs)
+        job.locked_turn.incoming.is_user_impersonation = True
+        job.locked_turn.incoming.impersonated_user_id = str(bob.id)
+        return job
+
+    monkeypatch.setattr(chat, "message_job", impersonating)
+    llm_server.script = [remember("ann", "never written"), "Trains are great."]
+
+    await dpytest.message("tomori, write as bob", member=harness.member(0))
+
+    [request] = llm_server.requests
+    assert "tools" not in request or not request["tools"]
+    [record] = await records()
+    assert record.tool_calls == {}
+    assert await m.PersonalMemory.objects.acount() == 0

@@ -17,6 +17,7 @@ from django.db.models import Q
 
 from bot.conversation.state import ServerState
 from bot.discord.exts._interactions import interaction_server, reply
+from chatcontext.models import PromptRecord
 from chatcontext.types import PersonaInfo
 from personas import actions
 from personas import models as m
@@ -89,12 +90,40 @@ def export_own_data(member: Member) -> tuple[str, bytes]:
     return export_file(user, build_user_export(user, None))
 
 
+def memory_origins(rows: list[m.PersonalMemory]) -> dict[int, str]:
+    """Where each memory came from (``personas.provenance``): learned in a conversation — with a link
+    to the message it answered when that turn was on Discord — or added by a moderator. One query
+    when any was learned, none otherwise."""
+    record_ids = {r.source_prompt_record_id for r in rows if r.source_prompt_record_id is not None}
+    discord_turns = {
+        pk: (guild, channel)
+        for pk, guild, channel in PromptRecord.objects.filter(
+            pk__in=record_ids, source=PromptRecord.Source.BOT
+        ).values_list("pk", "server__server_disc_id", "channel_disc_id")
+    }
+    origins = {}
+    for r in rows:
+        record_id, message_id = r.source_prompt_record_id, r.source_message_disc_id
+        if record_id is None and not message_id:
+            origins[r.pk] = "added by a moderator"
+        elif record_id in discord_turns and message_id:
+            guild, channel = discord_turns[record_id]
+            origins[r.pk] = f"learned in chat (https://discord.com/channels/{guild}/{channel}/{message_id})"
+        else:
+            origins[r.pk] = "learned in chat"
+    return origins
+
+
 def list_memories(member: Member, persona: PersonaInfo) -> str:
-    rows = m.PersonalMemory.objects.filter(
-        user__user_disc_id=member.disc_id, persona_lineage_id__in=visible_lineages(persona)
-    ).order_by("-created_at", "-personal_memory_id")
+    rows = list(
+        m.PersonalMemory.objects.filter(
+            user__user_disc_id=member.disc_id, persona_lineage_id__in=visible_lineages(persona)
+        ).order_by("-created_at", "-personal_memory_id")
+    )
+    origins = memory_origins(rows)
     lines = [
         f"`#{r.personal_memory_id}`{' (shared)' if r.persona_lineage_id == m.GLOBAL_LINEAGE_ID else ''} {r.content}"
+        f" — {origins[r.pk]}"
         for r in rows
     ]
     if not lines:

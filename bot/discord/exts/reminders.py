@@ -1,8 +1,12 @@
-"""Reminder occurrences from the Celery dispatcher, received over the Channels layer group
-``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``).
+"""Reminder occurrences from the dispatcher, received over the Channels layer group
+``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``): from the Celery beat
+with Redis, from this process's own scheduler without it (``bot.conversation.reminder_scheduler``:
+started when the bot was created with ``embedded_reminders``, which ``runbot`` sets without
+``REDIS_URL``; it claims every reminder but the playground channels', which the web process fires).
 
 Every bot process joins the group; each handles only the occurrences whose channel it serves (its
-shards' guilds; DMs belong to the process holding shard 0) and ignores the rest. The process that
+shards' guilds; DMs belong to the process holding shard 0) and ignores the rest, playground
+channels included. The process that
 serves the channel takes the occurrence (``accept_delivery``; refused when it was cancelled or is
 already taken, and then nothing is posted), and it becomes a persona turn in its channel, queued
 behind that channel's other turns (``bot.discord.reminder_turns``), whose post is confirmed
@@ -16,83 +20,63 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import discord
 from channels.db import database_sync_to_async
-from channels.layers import BaseChannelLayer, get_channel_layer
 from discord.ext import commands
 
-from bot.discord.reminder_turns import reminder_job, report_failure
-from personas.reminders_service import (
-    REMINDER_MESSAGE_TYPE,
-    REMINDERS_GROUP,
-    DueReminder,
-    ReminderKind,
-    accept_delivery,
+from bot.conversation.reminder_scheduler import (
+    ReminderScheduler,
+    discord_reminders,
+    owned_elsewhere,
+    receive_occurrences,
 )
+from bot.conversation.reminders import report_failure
+from bot.discord.reminder_turns import reminder_job
+from personas.reminders_service import DueReminder, accept_delivery
 
 if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin
 
 logger = logging.getLogger(__name__)
 
-_DUE_FIELDS = {f.name for f in fields(DueReminder)}
-
 
 class ChannelMissing(Exception):
     """The reminder's channel is not in its (served) guild any more."""
-
-
-def due_reminder(message: dict[str, Any]) -> DueReminder:
-    values = {k: v for k, v in message.items() if k in _DUE_FIELDS}
-    return DueReminder(**{**values, "kind": ReminderKind(values["kind"])})
 
 
 class RemindersCog(commands.Cog):
     def __init__(self, bot: PlatformBotMixin) -> None:
         self.bot = bot
         self._listener: asyncio.Task[None] | None = None
+        self.scheduler = ReminderScheduler(discord_reminders)
 
     async def cog_load(self) -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            logger.info("no channel layer configured: reminders are not received")
-            return
-        self._listener = asyncio.create_task(self.listen(layer))
+        self._listener = asyncio.create_task(receive_occurrences(self.fire))
+        if self.bot.embedded_reminders:
+            self.scheduler.start()
 
     async def cog_unload(self) -> None:
+        await self.scheduler.stop()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
-
-    async def listen(self, layer: BaseChannelLayer) -> None:
-        channel_name = await layer.new_channel()
-        await layer.group_add(REMINDERS_GROUP, channel_name)
-        try:
-            while True:
-                message = await layer.receive(channel_name)
-                if message.get("type") != REMINDER_MESSAGE_TYPE:
-                    continue
-                try:
-                    await self.fire(due_reminder(message))
-                except Exception:
-                    logger.exception("reminder occurrence not handled")
-        finally:
-            await layer.group_discard(REMINDERS_GROUP, channel_name)
 
     def serves_direct_messages(self) -> bool:
         shard_ids = getattr(self.bot, "shard_ids", None)
         return shard_ids is None or 0 in shard_ids
 
     async def destination(self, due: DueReminder) -> discord.abc.Messageable | None:
-        """The channel, or None when this process does not serve it; raises when it is gone."""
+        """The channel, or None when this process does not serve it (a playground channel is the web
+        process's, ``bot.conversation.reminder_scheduler.owned_elsewhere``); raises when it is gone."""
         guild = self.bot.get_guild(int(due.server_disc_id))
         if guild is not None:
             in_guild = guild.get_channel_or_thread(int(due.channel_disc_id))
             if not isinstance(in_guild, discord.abc.Messageable):
+                if await database_sync_to_async(owned_elsewhere)(due.channel_disc_id):
+                    return None
                 raise ChannelMissing
             return in_guild
         if due.server_disc_id == due.channel_disc_id and self.serves_direct_messages():

@@ -36,7 +36,8 @@ class Command(BaseCommand):
 
         from bot.discord.client import create_bot
 
-        bot = create_bot(sync_commands=not options["no_sync"])
+        # Without Redis there is no beat: the bot fires its channels' reminders itself.
+        bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).

@@ -2,7 +2,9 @@
 
 Runs the ASGI application (HTTP and websockets) under daphne, serves the admin's static files
 itself when DEBUG is on (no whitenoise, no collectstatic needed for a local start), and starts the
-Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set.
+Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set. It also posts the
+playground channels' reminders (``bot.playground.reminders``), and without Redis fires them itself
+every few seconds (the bot child fires the others).
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ import logging
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.management import get_commands
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from botplatform.logging_filters import mask_ids
+
+if TYPE_CHECKING:
+    from bot.playground.reminders import PlaygroundReminders
 
 logger = logging.getLogger("botplatform.serve")
 
@@ -85,6 +90,7 @@ class Command(BaseCommand):
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+        from twisted.internet import reactor
 
         from botplatform.asgi import application
 
@@ -96,6 +102,10 @@ class Command(BaseCommand):
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         logger.info("Tomori Platform on %s/admin/ (API docs: %s/api/docs)", base, base)
         self.explain_background_work()
+
+        # In the reactor's asyncio loop, where the playground's pages and turns live.
+        reminders = self.playground_reminders()
+        reactor.callLater(0, reminders.start)
 
         bot = BotProcess()
         if options["no_bot"]:
@@ -123,6 +133,13 @@ class Command(BaseCommand):
         if not server.listening_addresses:
             raise CommandError(f"Could not listen on {host}:{port} (is the port in use?)")
 
+    def playground_reminders(self) -> PlaygroundReminders:
+        """The playground's reminder listener; it fires them itself only without Redis (with Redis
+        the Celery beat does, and a second claimer would only add load)."""
+        from bot.playground.reminders import PlaygroundReminders
+
+        return PlaygroundReminders(embedded=not settings.REDIS_URL)
+
     def explain_background_work(self) -> None:
         if settings.REDIS_URL:
             logger.info(
@@ -132,5 +149,6 @@ class Command(BaseCommand):
         else:
             logger.info(
                 "REDIS_URL is not set: tasks run in this process, the live feed reaches only this "
-                "process's websockets, and there is no beat schedule"
+                "process's websockets, and there is no beat schedule: this process fires the "
+                "playground's reminders and the bot process the others, every few seconds"
             )
