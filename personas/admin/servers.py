@@ -22,6 +22,7 @@ from personas.admin.history import RecordedAdmin
 from personas.admin.scoping import (
     ServerScopedAdminMixin,
 )
+from personas.admin.settings_history import SettingsHistoryMixin
 from personas.models import (
     MatrixChannelLink,
     Persona,
@@ -203,7 +204,7 @@ class PersonaInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.TabularIn
 
 
 @admin.register(Server)
-class ServerAdmin(ServerScopedAdminMixin, RecordedAdmin):
+class ServerAdmin(SettingsHistoryMixin, ServerScopedAdminMixin, RecordedAdmin):
     """Moderators view and configure their own servers; only superusers add or delete a server
     (a deleted server takes every persona, memory and record of it along)."""
 
@@ -213,7 +214,7 @@ class ServerAdmin(ServerScopedAdminMixin, RecordedAdmin):
     list_select_related = ["settings"]
     list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
     search_fields = ["name", "=server_disc_id"]
-    readonly_fields = ["moderator_list"]
+    readonly_fields = ["moderator_list", "settings_history"]
     inlines = [ServerSettingsInline, PersonaInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:

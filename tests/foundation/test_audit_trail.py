@@ -30,6 +30,7 @@ from personas.models import (
     ServerMember,
     ServerMemory,
     ServerModerator,
+    ServerSettings,
 )
 from tests.actors import TEST_ACTOR
 
@@ -223,3 +224,22 @@ def test_retention_prunes_history_only_when_configured(world: dict[str, Any], se
     assert retention.prune_history(now=timezone.now()) == 0
     assert retention.prune_history(now=later) >= 1
     assert not PersonalMemory.history.exists()
+
+
+def test_a_servers_settings_history_shows_each_change_and_is_scoped(world: dict[str, Any]) -> None:
+    """Server settings are an inline with no history page of their own: the server page links one,
+    listing every version with the old and new value, and a moderator of another server gets 404."""
+    server, _, _ = world["a"]
+    with actions.recording(TEST_ACTOR):
+        row, _ = ServerSettings.objects.get_or_create(server=server)
+        row.message_fetch_limit = 37
+        row.save()
+    alice, bob = _client(world["alice"]), _client(world["bob"])
+    url = reverse("admin:personas_server_settings_history", args=[server.pk])
+    assert url in alice.get(reverse("admin:personas_server_change", args=[server.pk])).content.decode()
+    page = alice.get(url)
+    assert page.status_code == 200
+    [latest, *_] = page.context["rows"]
+    assert ("message_fetch_limit", row.history.earliest().message_fetch_limit, 37) in latest["changes"]
+    assert "llm_api_key" not in page.content.decode()
+    assert bob.get(url).status_code == 404
