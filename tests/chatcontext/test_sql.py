@@ -69,6 +69,23 @@ def test_user_rows_equal_the_orm_rows():
 
 
 @pytest.mark.django_db
+def test_user_rows_with_blacklist_equal_the_two_separate_reads():
+    """One statement for both, blacklisted ids without a user row included; another server's entry
+    does not count."""
+    here = m.Server.objects.create(server_disc_id="800000000000000001")
+    elsewhere = m.Server.objects.create(server_disc_id="800000000000000002")
+    for n in (1, 2, 3):
+        m.DiscordUser.objects.create(user_disc_id=f"10000000000000000{n}", username=f"u{n}", privacy_level=n % 3)
+    for server, n in ((here, 1), (here, 4), (elsewhere, 2)):
+        m.PersonalizationBlacklist.objects.create(server=server, user_disc_id=f"10000000000000000{n}")
+    ids = [f"10000000000000000{n}" for n in (1, 2, 3, 4, 5)]
+    rows, blacklisted = repository.load_user_rows_and_blacklist(here.pk, ids)
+    assert rows == repository.load_user_rows(ids)
+    assert blacklisted == repository.load_blacklisted(here.pk, ids) == {ids[0], ids[3]}
+    assert repository.load_user_rows_and_blacklist(None, ids) == (rows, set())
+
+
+@pytest.mark.django_db
 def test_datetime_parameters_compare_like_the_orm():
     server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
     persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")
