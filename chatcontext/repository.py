@@ -241,16 +241,23 @@ def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]
     return {mid: (pid, name) for mid, pid, name in rows}
 
 
-def load_emojis(server_id: int) -> list[EmojiRow]:
-    rows = sql.select_server_rows(
-        m.ServerEmoji, ("emoji_disc_id", "emoji_name", "is_animated", "emoji_desc"), server_id
+def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
+    """One server's emoji and sticker rows, each kind in creation order, in one statement (a round
+    trip costs a turn about as much as the read itself on PostgreSQL)."""
+    e, s = sql.names(m.ServerEmoji), sql.names(m.ServerSticker)
+    rows = sql.fetch(
+        m.ServerEmoji,
+        f"SELECT 0, {e['id']}, {e.columns('emoji_disc_id', 'emoji_name', 'is_animated', 'emoji_desc')} "
+        f"FROM {e.table} WHERE {e['server']} = %s "
+        f"UNION ALL SELECT 1, {s['id']}, {s.columns('sticker_disc_id', 'sticker_name')}, FALSE, {s['sticker_desc']} "
+        f"FROM {s.table} WHERE {s['server']} = %s ORDER BY 1, 2",
+        [server_id, server_id],
     )
-    return [EmojiRow(disc_id, name, bool(animated), desc) for disc_id, name, animated, desc in rows]
-
-
-def load_stickers(server_id: int) -> list[StickerRow]:
-    rows = sql.select_server_rows(m.ServerSticker, ("sticker_disc_id", "sticker_name", "sticker_desc"), server_id)
-    return [StickerRow(*row) for row in rows]
+    emojis = [
+        EmojiRow(disc_id, name, bool(animated), desc) for kind, _, disc_id, name, animated, desc in rows if not kind
+    ]
+    stickers = [StickerRow(disc_id, name, desc) for kind, _, disc_id, name, _animated, desc in rows if kind]
+    return emojis, stickers
 
 
 def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:

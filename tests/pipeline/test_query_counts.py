@@ -25,10 +25,10 @@ from tests.pipeline.documents import generate_snapshot
 
 pytestmark = pytest.mark.django_db
 
-# Emojis, stickers; history users with their blacklist entries, blocks, sprites; the D-16 candidates;
+# Emojis with stickers; history users with their blacklist entries, blocks, sprites; the D-16 candidates;
 # the named users with their blacklist entries, naming preferences (hydration reuses both); personal
 # memories, reminders, server memories.
-STAGE_QUERY_BOUND = 11
+STAGE_QUERY_BOUND = 10
 
 
 def stage_queries(doc: dict[str, Any], around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> int:
