@@ -156,8 +156,8 @@ def impersonation_identity(
     user_id = incoming.impersonated_user_id
     if not incoming.is_user_impersonation or not user_id:
         return None
-    rows, blacklisted = repository.load_user_rows_and_blacklist(turn.server.server_id, [user_id])
-    row = rows.get(user_id)
+    read = repository.load_user_rows_and_blacklist(turn.server.server_id, [user_id])
+    row, blacklisted = read.rows.get(user_id), read.blacklisted
     member = transport.get_cached_member(user_id)
     labels = history_user_labels(
         [row] if row else [],
@@ -389,15 +389,16 @@ def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: Perso
 def _history_naming(
     req: TurnRequest, history: TurnHistory, prepared: PreparedParticipantContext, persona: PersonaInfo
 ) -> HistoryNaming:
-    """Step 10, BC7-07: the history naming projection, one read per kind for everyone the prompt may
-    name (P-02 decides whose saved names show)."""
+    """Step 10, BC7-07: the history naming projection, one read of rows, blacklist entries and naming
+    preferences for everyone the prompt may name (P-02 decides whose saved names show)."""
     turn, server, entries = req.turn, req.turn.server, history.entries
     named_ids = list(
         dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
     )
-    rows, blacklisted = repository.load_user_rows_and_blacklist(server.server_id, named_ids)
-    pairs = frozenset((r.user_id, p.persona_lineage_id) for r in rows.values() for p in turn.all_personas)
-    preferences = req.deps.load_naming_preferences(sorted(pairs))
+    lineages = {p.persona_lineage_id for p in turn.all_personas}
+    read = repository.load_user_rows_and_blacklist(server.server_id, named_ids, naming_lineages=lineages)
+    rows, blacklisted, preferences = read.rows, read.blacklisted, read.preferences
+    pairs = frozenset((r.user_id, lineage) for r in rows.values() for lineage in lineages)
     personalization = server.personal_memories_enabled
     user_labels = history_user_labels(
         rows.values(),

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from chatcontext import sql
+from chatcontext.participants.naming import NamingPreference
 from chatcontext.types import (
     BlockRow,
     EmojiRow,
@@ -179,34 +181,74 @@ def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]
     return {disc_id for (disc_id,) in rows}
 
 
-def load_user_rows_and_blacklist(server_id: int | None, disc_ids: Iterable[str]) -> tuple[dict[str, UserRow], set[str]]:
-    """``load_user_rows`` and ``load_blacklisted`` in one statement: each round trip costs a turn on
+@dataclass(frozen=True)
+class UserReads:
+    """User rows, the blacklisted ids among those asked for, and naming preferences per (user id,
+    lineage)."""
+
+    rows: dict[str, UserRow]
+    blacklisted: set[str]
+    preferences: dict[tuple[int, int], NamingPreference]
+
+
+NAMING_OVERRIDES = ("nickname_override", "prefix_override", "suffix_override")
+
+
+def load_user_rows_and_blacklist(
+    server_id: int | None, disc_ids: Iterable[str], *, naming_lineages: Iterable[int] = ()
+) -> UserReads:
+    """``load_user_rows``, ``load_blacklisted`` and the users' naming preferences of
+    ``naming_lineages`` (data-model §2.10) in one statement: each round trip costs a turn on
     PostgreSQL about as much as the read itself. The second branch keeps the blacklisted ids that
     have no user row, which ``load_blacklisted`` reports too."""
     ids = sorted(set(disc_ids))
-    if server_id is None or not ids:
-        return load_user_rows(ids), set()
-    u, b = sql.names(m.DiscordUser), sql.names(m.PersonalizationBlacklist)
-    listed = f"SELECT 1 FROM {b.table} b WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} = u.{u['user_disc_id']}"
+    lineages = sorted(set(naming_lineages))
+    if not ids:
+        return UserReads({}, set(), {})
+    u, b, n = sql.names(m.DiscordUser), sql.names(m.PersonalizationBlacklist), sql.names(m.UserPersonaNamingPreference)
     in_ids = sql.placeholders(ids)
-    nulls = ", ".join(["NULL"] * len(USER_ROW_COLUMNS))
-    rows = sql.fetch(
-        m.DiscordUser,
-        f"SELECT u.{u['user_disc_id']}, EXISTS ({listed}), {u.columns(*USER_ROW_COLUMNS, alias='u')} "
-        f"FROM {u.table} u WHERE u.{u['user_disc_id']} IN ({in_ids}) "
-        f"UNION ALL SELECT b.{b['user_disc_id']}, TRUE, {nulls} FROM {b.table} b "
-        f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} IN ({in_ids}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {u.table} u WHERE u.{u['user_disc_id']} = b.{b['user_disc_id']})",
-        [server_id, *ids, server_id, *ids],
+    params: list[Any] = []
+    listed = "FALSE"
+    if server_id is not None:
+        listed = (
+            f"EXISTS (SELECT 1 FROM {b.table} b "
+            f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} = u.{u['user_disc_id']})"
+        )
+        params.append(server_id)
+    preference_columns, join = ", ".join(["NULL"] * (1 + len(NAMING_OVERRIDES))), ""
+    if lineages:
+        preference_columns = n.columns("persona_lineage_id", *NAMING_OVERRIDES, alias="n")
+        join = (
+            f"LEFT JOIN {n.table} n ON n.{n['user']} = u.{u['user_id']} "
+            f"AND n.{n['persona_lineage_id']} IN ({sql.placeholders(lineages)}) "
+        )
+        params += lineages
+    query = (
+        f"SELECT u.{u['user_disc_id']}, {listed}, {u.columns(*USER_ROW_COLUMNS, alias='u')}, {preference_columns} "
+        f"FROM {u.table} u {join}WHERE u.{u['user_disc_id']} IN ({in_ids})"
     )
-    users: dict[str, UserRow] = {}
-    blacklisted: set[str] = set()
-    for disc_id, is_listed, *values in rows:
+    params += ids
+    if server_id is not None:
+        nulls = ", ".join(["NULL"] * (len(USER_ROW_COLUMNS) + 1 + len(NAMING_OVERRIDES)))
+        query += (
+            f" UNION ALL SELECT b.{b['user_disc_id']}, TRUE, {nulls} FROM {b.table} b "
+            f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} IN ({in_ids}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {u.table} u WHERE u.{u['user_disc_id']} = b.{b['user_disc_id']})"
+        )
+        params += [server_id, *ids]
+    reads = UserReads({}, set(), {})
+    width = len(USER_ROW_COLUMNS)
+    for disc_id, is_listed, *values in sql.fetch(m.DiscordUser, query, params):
         if is_listed:
-            blacklisted.add(disc_id)
-        if values[0] is not None:
-            users[disc_id] = user_row_from_values(values)
-    return users, blacklisted
+            reads.blacklisted.add(disc_id)
+        user_values, (lineage, *overrides) = values[:width], values[width:]
+        if user_values[0] is None:
+            continue  # a blacklist entry without a user row
+        row = reads.rows.get(disc_id) or user_row_from_values(user_values)
+        reads.rows[disc_id] = row
+        if lineage is not None:
+            reads.preferences[(row.user_id, lineage)] = NamingPreference(row.user_id, lineage, *overrides)
+    return reads
 
 
 def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:

@@ -79,10 +79,18 @@ def test_user_rows_with_blacklist_equal_the_two_separate_reads():
     for server, n in ((here, 1), (here, 4), (elsewhere, 2)):
         m.PersonalizationBlacklist.objects.create(server=server, user_disc_id=f"10000000000000000{n}")
     ids = [f"10000000000000000{n}" for n in (1, 2, 3, 4, 5)]
-    rows, blacklisted = repository.load_user_rows_and_blacklist(here.pk, ids)
-    assert rows == repository.load_user_rows(ids)
-    assert blacklisted == repository.load_blacklisted(here.pk, ids) == {ids[0], ids[3]}
-    assert repository.load_user_rows_and_blacklist(None, ids) == (rows, set())
+    users = {u.user_disc_id: u for u in m.DiscordUser.objects.all()}
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[0]], persona_lineage_id=7, prefix_override="Dear")
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[0]], persona_lineage_id=8, nickname_override="")
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[1]], persona_lineage_id=9, nickname_override="Bo")
+    read = repository.load_user_rows_and_blacklist(here.pk, ids, naming_lineages=[7, 8])
+    assert read.rows == repository.load_user_rows(ids)
+    assert read.blacklisted == repository.load_blacklisted(here.pk, ids) == {ids[0], ids[3]}
+    pairs = [(row.user_id, lineage) for row in read.rows.values() for lineage in (7, 8)]
+    assert read.preferences == DatabaseHydrationDeps(None).load_naming_preferences(pairs)  # type: ignore[arg-type]
+    assert set(read.preferences) == {(users[ids[0]].user_id, 7), (users[ids[0]].user_id, 8)}
+    without_server = repository.load_user_rows_and_blacklist(None, ids)
+    assert (without_server.rows, without_server.blacklisted, without_server.preferences) == (read.rows, set(), {})
 
 
 @pytest.mark.django_db

@@ -277,10 +277,9 @@ def test_h06_blacklist_and_privacy_from_the_database(world):  # type: ignore[no-
 
 def turn_reads(server: m.Server, ids: list[str], lineage: int) -> TurnUserReads:
     """What the pipeline's step 10 reads for ``ids`` and hands to hydration."""
-    rows, blacklisted = load_user_rows_and_blacklist(server.pk, ids)
-    pairs = frozenset((row.user_id, lineage) for row in rows.values())
-    preferences = DatabaseHydrationDeps(FakeTransport()).load_naming_preferences(sorted(pairs))  # type: ignore[arg-type]
-    return TurnUserReads(frozenset(ids), rows, frozenset(blacklisted), pairs, preferences)
+    read = load_user_rows_and_blacklist(server.pk, ids, naming_lineages=[lineage])
+    pairs = frozenset((row.user_id, lineage) for row in read.rows.values())
+    return TurnUserReads(frozenset(ids), read.rows, frozenset(read.blacklisted), pairs, read.preferences)
 
 
 @pytest.mark.parametrize("count", [2, 200])
