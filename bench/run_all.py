@@ -118,8 +118,9 @@ def run_assembly(runs: int, rounds: int) -> JSONDict:
 
 # The stage's database reads: every function that runs a query and turns its rows into value objects.
 _READERS = {
-    "chatcontext.repository": ("load_user_rows", "load_blacklisted", "load_active_blocks", "load_sprite_labels",
-                               "load_emojis", "load_stickers", "load_server_memories"),
+    "chatcontext.repository": ("load_user_rows", "load_blacklisted", "load_user_rows_and_blacklist",
+                               "load_active_blocks", "load_sprite_labels", "load_emojis_and_stickers",
+                               "load_server_memories"),
     "chatcontext.participants.prepare": ("load_candidate_rows",),
 }  # fmt: skip
 _DEPS_READERS = ("load_user_rows", "load_privacy_levels", "load_blacklisted", "load_personal_memories",

@@ -51,7 +51,7 @@ def emoji_strings(emojis: Sequence[EmojiRow]) -> list[str]:
 
 
 def _load_rows_from_database(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
-    return repository.load_emojis(server_id), repository.load_stickers(server_id)
+    return repository.load_emojis_and_stickers(server_id)
 
 
 def invalidate_server_assets(server_id: int) -> None:

@@ -276,11 +276,11 @@ def load_history_rows(
     user_ids = referenced_user_ids(messages, impersonation_relays or {}) | set(extra_user_ids)
     persona = turn.persona
     blocks_apply = not turn.is_dm_channel and persona.server_id is not None and isinstance(persona.persona_id, int)
-    all_rows = repository.load_user_rows(user_ids | set(reactor_ids))
+    read = repository.load_user_rows_and_blacklist(turn.server.server_id, user_ids | set(reactor_ids))
     return HistoryRows(
-        user_rows={uid: row for uid, row in all_rows.items() if uid in user_ids},
-        reactor_rows={uid: row for uid, row in all_rows.items() if uid not in user_ids},
-        blacklisted=repository.load_blacklisted(turn.server.server_id, user_ids),
+        user_rows={uid: row for uid, row in read.rows.items() if uid in user_ids},
+        reactor_rows={uid: row for uid, row in read.rows.items() if uid not in user_ids},
+        blacklisted=read.blacklisted & user_ids,
         # BC2-07: blocks only in a guild, for a persona with both ids.
         active_blocks=(
             repository.load_active_blocks(persona.server_id, persona.persona_id, now_ms) if blocks_apply else []

@@ -35,7 +35,7 @@ from chatcontext.history import HistoryResult, build_history, normalize_fetch_li
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
 from chatcontext.participants.discovery import member_directory_for
-from chatcontext.participants.hydration import RequestSnapshot, build_conversation_corpus
+from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads, build_conversation_corpus
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
 from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
@@ -150,14 +150,14 @@ def _persona_mention_ids(entries: Sequence[SimplifiedMessage]) -> list[str]:
 def impersonation_identity(
     turn: ChatTurn, persona: PersonaInfo, transport: ChatTransport, live_names: dict[str, str]
 ) -> ImpersonationIdentity | None:
-    """BC7-03: the impersonated user's row (one read) and name; the history naming projection's
+    """BC7-03: the impersonated user's row and blacklist entry (one read) and name; the history naming projection's
     label for that user, if any, wins."""
     incoming = turn.incoming
     user_id = incoming.impersonated_user_id
     if not incoming.is_user_impersonation or not user_id:
         return None
-    row = repository.load_user_rows([user_id]).get(user_id)
-    blacklisted = repository.load_blacklisted(turn.server.server_id, [user_id])
+    read = repository.load_user_rows_and_blacklist(turn.server.server_id, [user_id])
+    row, blacklisted = read.rows.get(user_id), read.blacklisted
     member = transport.get_cached_member(user_id)
     labels = history_user_labels(
         [row] if row else [],
@@ -261,6 +261,7 @@ class HistoryNaming:
     blacklisted: set[str]
     user_labels: dict[str, str]
     mention_labels: dict[str, str]
+    reads: TurnUserReads
 
 
 @dataclass(frozen=True)
@@ -388,17 +389,16 @@ def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: Perso
 def _history_naming(
     req: TurnRequest, history: TurnHistory, prepared: PreparedParticipantContext, persona: PersonaInfo
 ) -> HistoryNaming:
-    """Step 10, BC7-07: the history naming projection, one read per kind for everyone the prompt may
-    name (P-02 decides whose saved names show)."""
+    """Step 10, BC7-07: the history naming projection, one read of rows, blacklist entries and naming
+    preferences for everyone the prompt may name (P-02 decides whose saved names show)."""
     turn, server, entries = req.turn, req.turn.server, history.entries
     named_ids = list(
         dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
     )
-    rows = repository.load_user_rows(named_ids)
-    blacklisted = repository.load_blacklisted(server.server_id, named_ids)
-    preferences = req.deps.load_naming_preferences(
-        [(r.user_id, p.persona_lineage_id) for r in rows.values() for p in turn.all_personas]
-    )
+    lineages = {p.persona_lineage_id for p in turn.all_personas}
+    read = repository.load_user_rows_and_blacklist(server.server_id, named_ids, naming_lineages=lineages)
+    rows, blacklisted, preferences = read.rows, read.blacklisted, read.preferences
+    pairs = frozenset((r.user_id, lineage) for r in rows.values() for lineage in lineages)
     personalization = server.personal_memories_enabled
     user_labels = history_user_labels(
         rows.values(),
@@ -419,7 +419,8 @@ def _history_naming(
         naming_preferences=preferences,
         live_names=history.live_names,
     )
-    return HistoryNaming(rows, blacklisted, user_labels, mention_labels)
+    reads = TurnUserReads(frozenset(named_ids), rows, frozenset(blacklisted), pairs, preferences)
+    return HistoryNaming(rows, blacklisted, user_labels, mention_labels, reads)
 
 
 def _participant_items(
@@ -457,6 +458,7 @@ def _participant_items(
             is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
             triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
             preloaded_member=req.transport.get_cached_member(triggerer_id),
+            turn_reads=naming.reads,
         ),
         active_persona=persona,
         conversation_corpus=build_conversation_corpus(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from chatcontext import sql
+from chatcontext.participants.naming import NamingPreference
 from chatcontext.types import (
     BlockRow,
     EmojiRow,
@@ -179,6 +181,76 @@ def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]
     return {disc_id for (disc_id,) in rows}
 
 
+@dataclass(frozen=True)
+class UserReads:
+    """User rows, the blacklisted ids among those asked for, and naming preferences per (user id,
+    lineage)."""
+
+    rows: dict[str, UserRow]
+    blacklisted: set[str]
+    preferences: dict[tuple[int, int], NamingPreference]
+
+
+NAMING_OVERRIDES = ("nickname_override", "prefix_override", "suffix_override")
+
+
+def load_user_rows_and_blacklist(
+    server_id: int | None, disc_ids: Iterable[str], *, naming_lineages: Iterable[int] = ()
+) -> UserReads:
+    """``load_user_rows``, ``load_blacklisted`` and the users' naming preferences of
+    ``naming_lineages`` (data-model §2.10) in one statement: each round trip costs a turn on
+    PostgreSQL about as much as the read itself. The second branch keeps the blacklisted ids that
+    have no user row, which ``load_blacklisted`` reports too."""
+    ids = sorted(set(disc_ids))
+    lineages = sorted(set(naming_lineages))
+    if not ids:
+        return UserReads({}, set(), {})
+    u, b, n = sql.names(m.DiscordUser), sql.names(m.PersonalizationBlacklist), sql.names(m.UserPersonaNamingPreference)
+    in_ids = sql.placeholders(ids)
+    params: list[Any] = []
+    listed = "FALSE"
+    if server_id is not None:
+        listed = (
+            f"EXISTS (SELECT 1 FROM {b.table} b "
+            f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} = u.{u['user_disc_id']})"
+        )
+        params.append(server_id)
+    preference_columns, join = ", ".join(["NULL"] * (1 + len(NAMING_OVERRIDES))), ""
+    if lineages:
+        preference_columns = n.columns("persona_lineage_id", *NAMING_OVERRIDES, alias="n")
+        join = (
+            f"LEFT JOIN {n.table} n ON n.{n['user']} = u.{u['user_id']} "
+            f"AND n.{n['persona_lineage_id']} IN ({sql.placeholders(lineages)}) "
+        )
+        params += lineages
+    query = (
+        f"SELECT u.{u['user_disc_id']}, {listed}, {u.columns(*USER_ROW_COLUMNS, alias='u')}, {preference_columns} "
+        f"FROM {u.table} u {join}WHERE u.{u['user_disc_id']} IN ({in_ids})"
+    )
+    params += ids
+    if server_id is not None:
+        nulls = ", ".join(["NULL"] * (len(USER_ROW_COLUMNS) + 1 + len(NAMING_OVERRIDES)))
+        query += (
+            f" UNION ALL SELECT b.{b['user_disc_id']}, TRUE, {nulls} FROM {b.table} b "
+            f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} IN ({in_ids}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {u.table} u WHERE u.{u['user_disc_id']} = b.{b['user_disc_id']})"
+        )
+        params += [server_id, *ids]
+    reads = UserReads({}, set(), {})
+    width = len(USER_ROW_COLUMNS)
+    for disc_id, is_listed, *values in sql.fetch(m.DiscordUser, query, params):
+        if is_listed:
+            reads.blacklisted.add(disc_id)
+        user_values, (lineage, *overrides) = values[:width], values[width:]
+        if user_values[0] is None:
+            continue  # a blacklist entry without a user row
+        row = reads.rows.get(disc_id) or user_row_from_values(user_values)
+        reads.rows[disc_id] = row
+        if lineage is not None:
+            reads.preferences[(row.user_id, lineage)] = NamingPreference(row.user_id, lineage, *overrides)
+    return reads
+
+
 def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:
     """Active block and mute rows of one persona (BC2-07); empty in DMs or without ids."""
     if server_id is None or persona_id is None:
@@ -211,16 +283,23 @@ def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]
     return {mid: (pid, name) for mid, pid, name in rows}
 
 
-def load_emojis(server_id: int) -> list[EmojiRow]:
-    rows = sql.select_server_rows(
-        m.ServerEmoji, ("emoji_disc_id", "emoji_name", "is_animated", "emoji_desc"), server_id
+def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
+    """One server's emoji and sticker rows, each kind in creation order, in one statement (a round
+    trip costs a turn about as much as the read itself on PostgreSQL)."""
+    e, s = sql.names(m.ServerEmoji), sql.names(m.ServerSticker)
+    rows = sql.fetch(
+        m.ServerEmoji,
+        f"SELECT 0, {e['id']}, {e.columns('emoji_disc_id', 'emoji_name', 'is_animated', 'emoji_desc')} "
+        f"FROM {e.table} WHERE {e['server']} = %s "
+        f"UNION ALL SELECT 1, {s['id']}, {s.columns('sticker_disc_id', 'sticker_name')}, FALSE, {s['sticker_desc']} "
+        f"FROM {s.table} WHERE {s['server']} = %s ORDER BY 1, 2",
+        [server_id, server_id],
     )
-    return [EmojiRow(disc_id, name, bool(animated), desc) for disc_id, name, animated, desc in rows]
-
-
-def load_stickers(server_id: int) -> list[StickerRow]:
-    rows = sql.select_server_rows(m.ServerSticker, ("sticker_disc_id", "sticker_name", "sticker_desc"), server_id)
-    return [StickerRow(*row) for row in rows]
+    emojis = [
+        EmojiRow(disc_id, name, bool(animated), desc) for kind, _, disc_id, name, animated, desc in rows if not kind
+    ]
+    stickers = [StickerRow(disc_id, name, desc) for kind, _, disc_id, name, _animated, desc in rows if kind]
+    return emojis, stickers
 
 
 def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:

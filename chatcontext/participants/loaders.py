@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import load_blacklisted, load_user_rows, ms_to_datetime
+from chatcontext.repository import NAMING_OVERRIDES, load_blacklisted, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import actions
@@ -95,9 +95,6 @@ _REMINDER_COLUMNS = (
     "repetition_interval_hours",
     "created_by_user",
 )
-
-
-_NAMING_OVERRIDES = ("nickname_override", "prefix_override", "suffix_override")
 
 
 def _memory_row(
@@ -224,7 +221,7 @@ class DatabaseHydrationDeps:
         n = sql.names(m.UserPersonaNamingPreference)
         rows = sql.fetch(
             m.UserPersonaNamingPreference,
-            f"SELECT {n.columns('user', 'persona_lineage_id', *_NAMING_OVERRIDES)} FROM {n.table} "
+            f"SELECT {n.columns('user', 'persona_lineage_id', *NAMING_OVERRIDES)} FROM {n.table} "
             f"WHERE {n['user']} IN ({sql.placeholders(user_ids)}) "
             f"AND {n['persona_lineage_id']} IN ({sql.placeholders(lineages)})",
             [*user_ids, *lineages],

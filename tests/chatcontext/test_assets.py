@@ -128,11 +128,12 @@ def test_emoji_strings_keep_row_order() -> None:
 
 
 @pytest.mark.django_db
-def test_database_load_is_two_queries_then_cached(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+def test_database_load_is_one_query_then_cached(django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
     server = Server.objects.create(server_disc_id="500000000000000009", name="Cafe")
     ServerEmoji.objects.create(server=server, emoji_disc_id="11", emoji_name="dance", is_animated=True)
     ServerEmoji.objects.create(server=server, emoji_disc_id="22", emoji_name="smile")
     ServerSticker.objects.create(server=server, sticker_disc_id="55", sticker_name="wave")
+    ServerSticker.objects.create(server=server, sticker_disc_id="44", sticker_name="nod", sticker_desc="a nod")
     persona = replace(tomori(), server_id=server.server_id)
     fields = {
         "server": cafe(server_id=server.server_id),
@@ -140,9 +141,9 @@ def test_database_load_is_two_queries_then_cached(django_assert_num_queries) -> 
         "channel_id": CHANNEL,
         "config": StageConfig(),
     }
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         first = load_persona_assets(now_ms=NOW_MS, **fields)  # type: ignore[arg-type]
     with django_assert_num_queries(0):
         second = load_persona_assets(now_ms=NOW_MS + 1000, **fields)  # type: ignore[arg-type]
     assert first.emoji_strings == second.emoji_strings == ["<a:dance:11>", "<:smile:22>"]
-    assert [s.sticker_name for s in second.stickers or []] == ["wave"]
+    assert [(s.sticker_name, s.sticker_desc) for s in second.stickers or []] == [("wave", ""), ("nod", "a nod")]

@@ -26,7 +26,7 @@ from chatcontext.voice.cache import DatabaseTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import NOW, SERVER, make_turn, msg, webhook_msg
 
-MAX_QUERIES = 7  # users, blacklist, blocks, sprites, reactor users, transcripts (+ evicting expired ones)
+MAX_QUERIES = 6  # users and reactors with blacklist entries, blocks, sprites, transcripts (+ evicting expired ones)
 
 
 def _user(index: int) -> Author:

@@ -69,6 +69,31 @@ def test_user_rows_equal_the_orm_rows():
 
 
 @pytest.mark.django_db
+def test_user_rows_with_blacklist_equal_the_two_separate_reads():
+    """One statement for both, blacklisted ids without a user row included; another server's entry
+    does not count."""
+    here = m.Server.objects.create(server_disc_id="800000000000000001")
+    elsewhere = m.Server.objects.create(server_disc_id="800000000000000002")
+    for n in (1, 2, 3):
+        m.DiscordUser.objects.create(user_disc_id=f"10000000000000000{n}", username=f"u{n}", privacy_level=n % 3)
+    for server, n in ((here, 1), (here, 4), (elsewhere, 2)):
+        m.PersonalizationBlacklist.objects.create(server=server, user_disc_id=f"10000000000000000{n}")
+    ids = [f"10000000000000000{n}" for n in (1, 2, 3, 4, 5)]
+    users = {u.user_disc_id: u for u in m.DiscordUser.objects.all()}
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[0]], persona_lineage_id=7, prefix_override="Dear")
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[0]], persona_lineage_id=8, nickname_override="")
+    m.UserPersonaNamingPreference.objects.create(user=users[ids[1]], persona_lineage_id=9, nickname_override="Bo")
+    read = repository.load_user_rows_and_blacklist(here.pk, ids, naming_lineages=[7, 8])
+    assert read.rows == repository.load_user_rows(ids)
+    assert read.blacklisted == repository.load_blacklisted(here.pk, ids) == {ids[0], ids[3]}
+    pairs = [(row.user_id, lineage) for row in read.rows.values() for lineage in (7, 8)]
+    assert read.preferences == DatabaseHydrationDeps(None).load_naming_preferences(pairs)  # type: ignore[arg-type]
+    assert set(read.preferences) == {(users[ids[0]].user_id, 7), (users[ids[0]].user_id, 8)}
+    without_server = repository.load_user_rows_and_blacklist(None, ids)
+    assert (without_server.rows, without_server.blacklisted, without_server.preferences) == (read.rows, set(), {})
+
+
+@pytest.mark.django_db
 def test_datetime_parameters_compare_like_the_orm():
     server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
     persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")

@@ -10,11 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chatcontext.participants.hydration import RequestSnapshot
+from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps
 from chatcontext.participants.model import ActivePersonaScope, PreparedParticipantContext
-from chatcontext.repository import load_server, persona_info, user_row
+from chatcontext.repository import load_server, load_user_rows_and_blacklist, persona_info, user_row
 from chatcontext.types import MemberInfo, PersonaInfo, ServerConfig
 from personas import models as m
 from tests.participants.builders import CHANNEL, NOW_MS, B, G
@@ -24,6 +24,9 @@ NOW = datetime.fromtimestamp(NOW_MS / 1000, tz=UTC)
 # Rows, privacy, blacklist, naming preferences, memories, reminders, plus one insert and one
 # read-back when someone must be registered: the same for 2 or 200 participants.
 HYDRATION_QUERY_BOUND = 8
+# With the turn's own user, blacklist and naming reads handed over (the pipeline's step 10): memories
+# and reminders, plus the registration's insert and read-back and the newcomer's naming preferences.
+HYDRATION_AFTER_TURN_READS_BOUND = 5
 
 
 def snowflake(n: int) -> str:
@@ -270,3 +273,32 @@ def test_h06_blacklist_and_privacy_from_the_database(world):  # type: ignore[no-
     for secret in ("Hidden-F1", "Hidden-B2", "secret of"):
         assert secret not in text
     assert "\n\nFuller (" in text and "\n\nLister (" in text
+
+
+def turn_reads(server: m.Server, ids: list[str], lineage: int) -> TurnUserReads:
+    """What the pipeline's step 10 reads for ``ids`` and hands to hydration."""
+    read = load_user_rows_and_blacklist(server.pk, ids, naming_lineages=[lineage])
+    pairs = frozenset((row.user_id, lineage) for row in read.rows.values())
+    return TurnUserReads(frozenset(ids), read.rows, frozenset(read.blacklisted), pairs, read.preferences)
+
+
+@pytest.mark.parametrize("count", [2, 200])
+def test_h02_the_turns_own_reads_are_not_read_again(world, django_assert_max_num_queries, count):  # type: ignore[no-untyped-def]
+    """H-04/H-06/H-09 answered from the turn's earlier reads: the same profiles as reading them afresh,
+    with rows, privacy, blacklist and naming preferences not read again."""
+    server, tomori, _ = world
+    ids, transport = populate(server, tomori, count)
+    m.DiscordUser.objects.filter(user_disc_id=ids[1]).update(privacy_level=1)  # PARTIAL: the row's level applies
+    prep = prepared([*(user_seed(i) for i in ids), bot_seed()])
+    inputs = turn_inputs(tomori)
+    reads = turn_reads(server, ids, tomori.persona_lineage_id)
+    with django_assert_max_num_queries(HYDRATION_AFTER_TURN_READS_BOUND):
+        reused = run_with(prep, inputs, transport, snapshot=RequestSnapshot(turn_reads=reads))
+    m.DiscordUser.objects.filter(user_disc_id=ids[-1]).delete()  # registered again by the fresh run
+    fresh = run_with(prep, inputs, transport)
+    assert reused.profile.text == fresh.profile.text
+    assert "Dear" in reused.profile.text
+    calls = reused.diagnostics["hydration"]["external_calls"]
+    read_again = ("user_row_loads", "privacy_reads", "blacklist_reads")
+    assert {name: calls[name] for name in read_again} == dict.fromkeys(read_again, 0)
+    assert calls["naming_preference_reads"] == 1  # only the newcomer registered by this run

@@ -17,12 +17,13 @@ that are allowed to be shown.
 """
 
 from chatcontext.participants.hydration.orchestration import build_conversation_corpus, hydrate_participant_profiles
-from chatcontext.participants.hydration.state import HydrationResult, MemoryEntry, RequestSnapshot
+from chatcontext.participants.hydration.state import HydrationResult, MemoryEntry, RequestSnapshot, TurnUserReads
 
 __all__ = [
     "HydrationResult",
     "MemoryEntry",
     "RequestSnapshot",
+    "TurnUserReads",
     "build_conversation_corpus",
     "hydrate_participant_profiles",
 ]

@@ -28,6 +28,7 @@ def load_users(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> dict[Part
     """H-04/H-05/H-06 for every `discord_user` seed at once."""
     ids = [s.key.id for s in seeds]
     triggerer = run.snapshot.triggerer_id
+    known = run.snapshot.turn_reads
     rows: dict[str, UserRow] = {}
     for disc_id in ids:
         preloaded = run.prepared.referenced_user_rows.get(disc_id)
@@ -35,7 +36,9 @@ def load_users(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> dict[Part
             rows[disc_id] = preloaded
         elif disc_id == triggerer and run.snapshot.triggerer_row is not None:
             rows[disc_id] = run.snapshot.triggerer_row
-    missing = [i for i in ids if i not in rows]
+        elif disc_id in known.rows:
+            rows[disc_id] = known.rows[disc_id]
+    missing = [i for i in ids if i not in rows and i not in known.read_ids]
     if missing:
         rows.update(
             run.calls.guarded(
@@ -83,7 +86,8 @@ def load_users(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> dict[Part
 
 
 def _load_privacy_and_blacklist(run: HydrationRun, users: list[UserState]) -> None:
-    others = [u.disc_id for u in users if not u.is_triggerer]
+    known = run.snapshot.turn_reads
+    others = [u.disc_id for u in users if not u.is_triggerer and u.disc_id not in known.read_ids]
     levels, privacy_failed = fail_closed_read(run.calls, "privacy_reads", others, run.deps.load_privacy_levels)
     listed, blacklist_failed = fail_closed_read(
         run.calls,
@@ -97,18 +101,28 @@ def _load_privacy_and_blacklist(run: HydrationRun, users: list[UserState]) -> No
             user.privacy = int(run.snapshot.triggerer_privacy_level)
             user.blacklisted = run.snapshot.is_triggerer_blacklisted
             continue
-        level = levels.get(user.disc_id, PrivacyLevel.MINIMAL)  # P-01: no row reads as MINIMAL
+        # A row and blacklist entry the turn read already answer without reads (its privacy level is
+        # the row's); P-01: no row reads as MINIMAL.
+        already_read = user.disc_id in known.read_ids
+        level = user.row.privacy_level if already_read else levels.get(user.disc_id, PrivacyLevel.MINIMAL)
+        is_listed = user.disc_id in known.blacklisted if already_read else bool(listed.get(user.disc_id, False))
         valid = isinstance(level, int) and level in tuple(PrivacyLevel)
         user.privacy = PrivacyLevel.FULL if user.disc_id in privacy_failed or not valid else int(level)
-        user.blacklisted = user.disc_id in blacklist_failed or bool(listed.get(user.disc_id, False))
+        user.blacklisted = user.disc_id in blacklist_failed or is_listed
 
 
 def load_naming_preferences(run: HydrationRun, users: Iterable[UserState]) -> dict[tuple[int, int], NamingPreference]:
+    known = run.snapshot.turn_reads
     pairs = [(u.row.user_id, run.lineage) for u in users if u.saved_name_use]
     if not pairs or not run.lineage:
         return {}
-    read = lambda: run.deps.load_naming_preferences(pairs)  # noqa: E731
-    return run.calls.guarded("naming_preference_reads", len(pairs), read, {})
+    found = {pair: known.preferences[pair] for pair in pairs if pair in known.preferences}
+    unread = [pair for pair in pairs if pair not in known.preference_pairs]
+    if unread:
+        read = lambda: run.deps.load_naming_preferences(unread)  # noqa: E731
+        none: dict[tuple[int, int], NamingPreference] = {}
+        found.update(run.calls.guarded("naming_preference_reads", len(unread), read, none))
+    return found
 
 
 def load_memories(run: HydrationRun, users: Iterable[UserState]) -> dict[int, list[MemoryRow]]:

@@ -3,7 +3,7 @@ users of participants.md §3.2, and the result (H-22)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,19 +17,35 @@ from chatcontext.participants.model import (
     ParticipantSeed,
     PreparedParticipantContext,
 )
-from chatcontext.participants.naming import PersonaRelativeName
+from chatcontext.participants.naming import NamingPreference, PersonaRelativeName
 from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, ServerConfig, UserRow
 
 
 @dataclass(frozen=True)
+class TurnUserReads:
+    """Rows the turn already read before hydration (step 10's naming reads, BC7-07), so H-04, H-06
+    and H-09 do not read them again: the user rows and blacklist entries of ``read_ids`` (an id
+    without a row read as absent) and the naming preferences of ``preference_pairs``. Read in the
+    same turn, so they are as fresh as a second read would be."""
+
+    read_ids: frozenset[str] = frozenset()
+    rows: Mapping[str, UserRow] = field(default_factory=dict)
+    blacklisted: frozenset[str] = frozenset()
+    preference_pairs: frozenset[tuple[int, int]] = frozenset()
+    preferences: Mapping[tuple[int, int], NamingPreference] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RequestSnapshot:
-    """Per-request triggerer state (data-model.md §2.20) used by the H-05 fast path and R-14."""
+    """Per-request triggerer state (data-model.md §2.20) used by the H-05 fast path and R-14, and
+    the turn's earlier user reads."""
 
     triggerer_id: str | None = None
     triggerer_row: UserRow | None = None
     is_triggerer_blacklisted: bool = False
     triggerer_privacy_level: int = PrivacyLevel.MINIMAL
     preloaded_member: MemberInfo | None = None
+    turn_reads: TurnUserReads = field(default_factory=TurnUserReads)
 
 
 @dataclass(frozen=True)
