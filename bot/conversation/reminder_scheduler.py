@@ -85,15 +85,20 @@ def due_reminder(message: dict[str, Any]) -> DueReminder:
     return DueReminder(**{**values, "kind": ReminderKind(values["kind"])})
 
 
-async def receive_occurrences(handle: Callable[[DueReminder], Awaitable[None]]) -> None:
+async def receive_occurrences(
+    handle: Callable[[DueReminder], Awaitable[None]], joined: asyncio.Event | None = None
+) -> None:
     """Join ``bot.reminders`` on the process's layer and hand every occurrence to ``handle``, one at
-    a time, until cancelled. ``handle`` takes (accepts) only the occurrences of its own channels."""
+    a time, until cancelled. ``handle`` takes (accepts) only the occurrences of its own channels.
+    ``joined`` is set once the group has this listener: an occurrence sent earlier reaches nobody."""
     layer = get_channel_layer()
     if layer is None:
         logger.info("no channel layer configured: reminders are not received")
         return
     channel_name = await layer.new_channel()
     await layer.group_add(REMINDERS_GROUP, channel_name)
+    if joined is not None:
+        joined.set()
     try:
         while True:
             message = await layer.receive(channel_name)

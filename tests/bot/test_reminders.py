@@ -410,8 +410,9 @@ async def stop_listening(harness) -> None:  # type: ignore[no-untyped-def]
 
 
 async def start_listening(harness) -> None:  # type: ignore[no-untyped-def]
-    await harness.bot.add_cog(RemindersCog(harness.bot))
-    await asyncio.sleep(0.05)  # the listener joins the group
+    cog = RemindersCog(harness.bot)
+    await harness.bot.add_cog(cog)
+    await asyncio.wait_for(cog.listening.wait(), timeout=30)  # in the group before the next tick
 
 
 async def due_now(harness, **kwargs) -> m.Reminder:  # type: ignore[no-untyped-def]

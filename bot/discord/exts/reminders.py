@@ -50,10 +50,12 @@ class RemindersCog(commands.Cog):
     def __init__(self, bot: PlatformBotMixin) -> None:
         self.bot = bot
         self._listener: asyncio.Task[None] | None = None
+        # Set once this process is in the reminders group (what a restart waits for before a tick).
+        self.listening = asyncio.Event()
         self.scheduler = ReminderScheduler(discord_reminders)
 
     async def cog_load(self) -> None:
-        self._listener = asyncio.create_task(receive_occurrences(self.fire))
+        self._listener = asyncio.create_task(receive_occurrences(self.fire, self.listening))
         if self.bot.embedded_reminders:
             self.scheduler.start()
 
