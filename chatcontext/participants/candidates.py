@@ -8,6 +8,7 @@ takes any ``CandidateSource`` so tests can count reads or make them fail (C-06).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,32 +72,66 @@ def _nickname_hit(nickname: str | None, haystack: str) -> bool:
     return bool(needle) and needle in haystack
 
 
-def _nickname_prefilter(haystack: str, vendor: str, alias: str) -> tuple[str, list[str]]:
-    """A SQL superset of "normalized saved nickname is a substring of ``haystack``" over the users
-    table as ``alias``.
+# The indexed key of a saved nickname is the first ``NICKNAME_KEY_LENGTH`` characters of its
+# normalization; personas/migrations/0016 builds the index on exactly ``nickname_key_sql``.
+NICKNAME_KEY_LENGTH = 4
 
-    ``LOWER(TRIM(nick))`` equals the D-05 normalization unless the nickname holds an `@`, a whitespace
-    run, non-space whitespace or a capital Python lower-cases differently; those rows are selected too
-    and decided exactly in Python. SQLite's
-    LOWER folds only ASCII, so there non-ASCII nicknames are also left to Python. ``nick > ''`` is the
-    condition of the partial index of users with a saved nickname, so only those rows are visited.
+
+def nickname_key_sql(vendor: str, nick: str) -> str:
+    """D-16: the SQL key of the saved nickname column ``nick``: the first four characters of
+    ``LOWER(TRIM(nick))`` when that equals the D-05 normalization, else ``''``.
+
+    They differ when the nickname holds an `@`, a whitespace run, non-space whitespace or a capital
+    Python lower-cases differently (on SQLite, whose LOWER folds only ASCII, any non-ASCII
+    character); those rows share the key ``''``, which every history's key set holds, and are decided
+    in Python. The patterns are literals, not parameters, so the expression is the index's.
     """
-    nick = f"{alias}.{sql.names(m.DiscordUser)['user_nickname']}"
     if vendor == "sqlite":
-        # GLOB classes rather than REGEXP: SQLite's REGEXP is a Python callback per row.
-        position = "INSTR"
-        uncertain = [f"{nick} GLOB %s", f"{nick} GLOB %s"]
-        params = [haystack, f"*[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]*", "*[^\x01-\x7f]*"]
+        # GLOB classes rather than REGEXP: SQLite's REGEXP is a Python callback, not allowed in an index.
+        uncertain = (
+            f"{nick} GLOB '*[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]*' OR {nick} GLOB '*[^\x01-\x7f]*' "
+            f"OR INSTR({nick}, '  ') > 0"
+        )
+        prefix = f"SUBSTR(LOWER(TRIM({nick})), 1, {NICKNAME_KEY_LENGTH})"
     else:
-        position = "STRPOS"
-        uncertain = [f"{nick} ~ %s"]
-        params = [haystack, f"[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]"]
-    uncertain.append(f"{position}({nick}, '  ') > 0")
-    clause = (
-        f"{nick} > '' AND LENGTH(TRIM({nick})) > 0 "
-        f"AND ({position}(%s, LOWER(TRIM({nick}))) > 0 OR {' OR '.join(uncertain)})"
+        uncertain = f"{nick} ~ '[@{_NON_SPACE_WHITESPACE}{_LOWER_DIFFERS}]' OR STRPOS({nick}, '  ') > 0"
+        prefix = f"LEFT(LOWER(TRIM({nick})), {NICKNAME_KEY_LENGTH})"
+        # Byte order: a read probes the index with thousands of keys, and the database's own
+        # collation compares strings through the locale (SQLite's default order is already bytes).
+        return f"(CASE WHEN {uncertain} THEN '' ELSE {prefix} END) COLLATE \"C\""
+    return f"(CASE WHEN {uncertain} THEN '' ELSE {prefix} END)"
+
+
+def history_keys(haystack: str) -> list[str]:
+    """Every key a nickname written in ``haystack`` can have: its substrings of up to four
+    characters, and ``''``. A normalized nickname occurring at position ``i`` has as key the prefix of
+    ``haystack[i:i + 4]`` of its own length (at most four). Unordered: sorting them would cost half as
+    much again as finding them."""
+    windows = {haystack[i : i + NICKNAME_KEY_LENGTH] for i in range(len(haystack))}
+    return list({window[:k] for window in windows for k in range(len(window) + 1)})
+
+
+def nickname_branch(haystack: str, vendor: str, columns: str) -> tuple[str, list[object]]:
+    """The nickname select of D-16 over the users table as ``n``: ``columns`` of the users whose key is
+    one of ``history_keys(haystack)``, found through the key index, and of those the ones whose exact
+    SQL normalization occurs in ``haystack`` or whose key is ``''`` (a superset, decided in Python).
+
+    The keys travel as one JSON text: binding thousands of strings as a list costs the driver more
+    than the read. On PostgreSQL ``= ANY(ARRAY(subquery))`` rather than ``IN (subquery)``: the
+    planner cannot count the array, so it probes the index once per key instead of estimating that
+    every nickname matches and searching the history for each.
+    """
+    nick = f"n.{sql.names(m.DiscordUser)['user_nickname']}"
+    key = nickname_key_sql(vendor, nick)
+    if vendor == "sqlite":
+        keys, position = "IN (SELECT value FROM json_each(%s))", "INSTR"
+    else:
+        keys, position = "= ANY(ARRAY(SELECT json_array_elements_text(%s::json)))", "STRPOS"
+    clause = f"{nick} > '' AND {key} {keys} AND ({key} = '' OR {position}(%s, LOWER(TRIM({nick}))) > 0)"
+    return (
+        f"SELECT {columns} FROM {sql.names(m.DiscordUser).table} n WHERE {clause}",
+        [json.dumps(history_keys(haystack), ensure_ascii=False), haystack],
     )
-    return clause, params
 
 
 def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
@@ -144,9 +179,11 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
         )
         branch_params += activity_params
     if haystack:
-        clause, clause_params = _nickname_prefilter(haystack, sql.vendor(m.DiscordUser), "n")
-        branches.append(f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='n')} FROM {u.table} n WHERE {clause}")
-        branch_params += clause_params
+        branch, nickname_params = nickname_branch(
+            haystack, sql.vendor(m.DiscordUser), u.columns(*USER_ROW_COLUMNS, alias="n")
+        )
+        branches.append(branch)
+        branch_params += nickname_params
     if not branches:
         return []
     users = sql.fetch(
