@@ -117,13 +117,13 @@ def log(message: str) -> None:
     print(f"[bench{where} {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-_RESULT_PATHS = (":!bench/results.json", ":!bench/results")
+_RESULT_PATHS = (":!bench/results.json", ":!bench/results", ":!README.md")
 
 
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        # The previous run's results do not make the measured code dirty.
+        # The previous run's results (and the README section rendered from them) do not make the code dirty.
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *_RESULT_PATHS],
             cwd=ROOT,
