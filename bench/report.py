@@ -468,7 +468,8 @@ def _tool_round_section(results: JSONDict) -> str | None:
         "blacklist and block, the user row, the lineage and its limit), the row, its audit-trail row and the "
         "savepoints of two nested transactions; the bench drives the loop from synchronous code through "
         "`async_to_sync`, whose round trip is in every figure — `react`, which touches no database, is that "
-        "floor. The second provider request of the round is the provider's time and is not counted.",
+        "floor. The second provider request of the round is the provider's time and is not counted."
+        + (f" ({sqlite['note']}.)" if sqlite.get("note") else ""),
     ])  # fmt: skip
 
 
