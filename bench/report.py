@@ -446,11 +446,9 @@ def _tool_round_section(results: JSONDict) -> str | None:
         rows.append([*row, str(call["queries"])])
     turn = sqlite["per_turn"]
     pg_turn = postgresql["per_turn"] if postgresql else None
-    policy_ms = _f(turn["ms_median"]["tool_policy_load"])
+    policy_ms = _ms(turn["ms_median"]["tool_policy_load"])
     if pg_turn:
-        policy_ms += f" / {_f(pg_turn['ms_median']['tool_policy_load'])} ms (SQLite / PostgreSQL)"
-    else:
-        policy_ms += " ms"
+        policy_ms += f" on SQLite, {_ms(pg_turn['ms_median']['tool_policy_load'])} on PostgreSQL"
     return "\n\n".join([
         "### Tool round (`bench/tool_round.py`)",
         "What a persona's tool call costs besides the provider: each tool as the one call of a round through "
