@@ -265,6 +265,60 @@ def summarize(samples: list[Sample]) -> JSONDict:
     }
 
 
+class StatementRecorder:
+    """Records the SQL statements of this thread's default connection with their parameters."""
+
+    def __init__(self) -> None:
+        self.statements: list[tuple[str, Any]] = []
+
+    def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        if many:
+            raise ValueError("a turn's reads are single statements; executemany cannot be replayed as one")
+        self.statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+
+def turn_statements(snap: SnapshotTurn) -> list[tuple[str, Any]]:
+    """The SQL statements of one turn of ``snap`` with their parameters, as the driver receives them."""
+    recorder = StatementRecorder()
+    transport = snapshot_transport(snap.doc, snap.messages, snap.members)
+    with connections[DEFAULT_DB_ALIAS].execute_wrapper(recorder):
+        build_turn_context(
+            snap.turn,
+            transport,
+            transcripts=transcript_cache(snap.doc),
+            transcriber=None,
+            request_scope_registry=fresh_scope,
+            config=StageConfig(),
+        )
+    return recorder.statements
+
+
+def replay_ms(statements: list[tuple[str, Any]], *, runs: int) -> list[float]:
+    """Wall time of ``statements`` run one after the other and fetched, ``runs`` times, on the raw
+    DB-API cursor under Django's connection: the SQL and the driver, without Django's cursor wrapper,
+    the ORM or the pipeline. The turn's floor: what it would cost if it did nothing but its SQL."""
+    raw = connection.connection
+    if connection.vendor == "sqlite":
+        from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+
+        # Django's SQLite cursor turns the "format" placeholders into sqlite3's "qmark" ones.
+        statements = [(FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%"), params) for sql, params in statements]
+    timings = []
+    cursor = raw.cursor()
+    try:
+        for _ in range(runs):
+            started = time.perf_counter()
+            for sql, params in statements:
+                cursor.execute(sql, params)
+                if cursor.description is not None:
+                    cursor.fetchall()
+            timings.append((time.perf_counter() - started) * 1000)
+    finally:
+        cursor.close()
+    return timings
+
+
 def collect(snap: SnapshotTurn, *, runs: int, warmup: int = 2) -> list[Sample]:
     """``warmup`` untimed turns (imports, regex and code caches), then ``runs`` timed ones."""
     for _ in range(warmup):

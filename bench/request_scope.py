@@ -12,7 +12,8 @@ the same snapshot:
 
 Reported per persona: the whole turn, the participant stage (preparation, hydration, rendering) and
 the preparation step alone (discovery through the scope, then composition), the part the scope
-shares; ``later_over_first`` compares each for the second and later personas with the first.
+shares; ``later_over_first`` compares each for the second and later personas with the first, and
+``each_later_persona`` gives the whole turn of the second, third, … persona over the first's.
 
 The snapshot has no persona-specific blocks: a persona that blocks someone sees a different history,
 so its discovery input (and cache key, C-03) differs and it computes discovery again, by design. In
@@ -110,6 +111,8 @@ def _summary(runs: list[list[Persona]]) -> JSONDict:
         "first_persona_preparation_ms_median": _median([p.preparation_ms for p in first]),
         "later_persona_preparation_ms_median": _median([p.preparation_ms for p in later]),
         "discovery_runs_per_locked_turn": statistics.mean(sum(1 for p in run if not p.cache_hit) for run in runs),
+        # The median whole turn of the first, second, … persona, each over the locked turns.
+        "persona_ms_medians": [_median([run[i].turn_ms for run in runs]) for i in range(len(runs[0]))],
     }
 
 
@@ -146,6 +149,8 @@ def measure_request_scope(
                         ("preparation_step", "preparation_ms_"),
                     )
                 }
+                first, *later = shared["persona_ms_medians"]
+                entry["later_over_first"]["each_later_persona"] = [round(ms / first, 3) for ms in later]
             results.append(entry)
     return {"shape": asdict(shape), "repeats": repeats, "counts": results}
 
