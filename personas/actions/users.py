@@ -11,6 +11,7 @@ from django.db import transaction
 from personas.actions.actor import Actor, recording
 from personas.actions.errors import ActionError
 from personas.actions.memories import check_lineage
+from personas.actions.versions import bump_user_rows
 from personas.models import (
     PROFILE_FIELDS,
     DiscordUser,
@@ -27,6 +28,7 @@ def set_privacy_level(user: DiscordUser, level: int, *, actor: Actor) -> Discord
         # save(), not update(): the audit trail records the old and new level.
         user.privacy_level = level
         user.save(update_fields=["privacy_level", "updated_at"])
+        bump_user_rows()
     return user
 
 
@@ -36,10 +38,13 @@ def register_user(user_disc_id: str, *, username: str, global_name: str | None, 
         user, created = DiscordUser.objects.get_or_create(
             user_disc_id=user_disc_id, defaults={"username": username[:100], "global_name": global_name}
         )
-        if not created and (user.username, user.global_name) != (username[:100], global_name):
+        renamed = not created and (user.username, user.global_name) != (username[:100], global_name)
+        if renamed:
             user.username, user.global_name = username[:100], global_name
             user.save(update_fields=["username", "global_name", "updated_at"])
+            bump_user_rows()
     return user
+
 
 
 # What a moderator edits on a user's page besides the privacy level (which has its own action):
@@ -56,6 +61,13 @@ EDITABLE_USER_FIELDS = frozenset(
 )
 
 
+def delete_user(user: DiscordUser, *, actor: Actor) -> None:
+    """Remove a user row and what cascades from it (a superuser's clean-up; forget-me keeps the row)."""
+    with recording(actor), transaction.atomic():
+        user.delete()
+        bump_user_rows()
+
+
 def update_profile(user: DiscordUser, values: Mapping[str, Any], *, actor: Actor) -> DiscordUser:
     """Change a user's profile fields (nickname, pronouns, appearance, ...) in one save, so the audit
     trail holds one entry with the old and new values. Names, ids and the privacy level are refused."""
@@ -69,6 +81,7 @@ def update_profile(user: DiscordUser, values: Mapping[str, Any], *, actor: Actor
             setattr(user, name, value)
         user.full_clean(exclude=[f.name for f in DiscordUser._meta.concrete_fields if f.name not in values])
         user.save(update_fields=[*values, "updated_at"])
+        bump_user_rows()
     return user
 
 

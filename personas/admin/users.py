@@ -268,6 +268,13 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         if "privacy_level" in form.changed_data:
             actions.set_privacy_level(obj, new_level, actor=actor)
 
+    def delete_model(self, request: HttpRequest, obj: DiscordUser) -> None:
+        actions.delete_user(obj, actor=admin_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> None:
+        for user in queryset:
+            actions.delete_user(user, actor=admin_actor(request))
+
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         actor = admin_actor(request)
         if formset.model is PersonalMemory:
