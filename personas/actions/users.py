@@ -42,6 +42,7 @@ def register_user(user_disc_id: str, *, username: str, global_name: str | None, 
         if renamed:
             user.username, user.global_name = username[:100], global_name
             user.save(update_fields=["username", "global_name", "updated_at"])
+        if created or renamed:
             bump_user_rows()
     return user
 
@@ -59,6 +60,26 @@ EDITABLE_USER_FIELDS = frozenset(
         "shortterm_cache_crossserver_opt_in",
     }
 )
+
+
+def ensure_user(user_disc_id: str, *, username: str, actor: Actor) -> DiscordUser:
+    """The user row of a Discord account, created if missing; an existing row is left as it is (a
+    tool call knows a handle, not the account's current names)."""
+    with recording(actor), transaction.atomic():
+        user, created = DiscordUser.objects.get_or_create(
+            user_disc_id=user_disc_id, defaults={"username": username[:100]}
+        )
+        if created:
+            bump_user_rows()
+    return user
+
+
+def add_user(user: DiscordUser, *, actor: Actor) -> DiscordUser:
+    """A user row a superuser typed in by hand (the bot registers everyone else)."""
+    with recording(actor), transaction.atomic():
+        user.save()
+        bump_user_rows()
+    return user
 
 
 def delete_user(user: DiscordUser, *, actor: Actor) -> None:
@@ -96,13 +117,15 @@ def register_users(users: Sequence[NewUser], *, language: str, actor: Actor) -> 
     """H-04 registration of the participants of a turn in one insert; never sets a saved nickname.
 
     Existing rows are left as they are (``ignore_conflicts``, which also makes a concurrent
-    registration of the same user harmless). No savepoint: the insert is one statement, and the
-    turn's query budget (tests/participants) stays what it was. A bulk insert writes no history
-    rows: a user's audit trail starts at their first change.
+    registration of the same user harmless). No savepoint: the insert and the version bump are
+    the only statements. A bulk insert writes no history rows: a user's audit trail starts at
+    their first change. The bump is needed although no row changed: a process may keep "no row"
+    for these ids (``chatcontext.personalization``).
     """
     if not users:
         return
     with recording(actor), transaction.atomic(savepoint=False):
+        bump_user_rows()
         DiscordUser.objects.bulk_create(
             [
                 DiscordUser(

@@ -257,7 +257,7 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
 
     def save_model(self, request: HttpRequest, obj: DiscordUser, form: forms.ModelForm, change: bool) -> None:
         if not change:  # a superuser adding a row by hand (the bot registers users)
-            super().save_model(request, obj, form, change)
+            actions.add_user(obj, actor=admin_actor(request))
             return
         actor = admin_actor(request)
         profile = {name: getattr(obj, name) for name in form.changed_data if name in actions.EDITABLE_USER_FIELDS}
