@@ -286,6 +286,8 @@ TOMORI = {
     "EMOJI_PENALTY_LOOKBACK": env_int("EMOJI_PENALTY_LOOKBACK", 3),
     "EMOJI_PENALTY_THRESHOLD": env_int("EMOJI_PENALTY_THRESHOLD", 1),
     "MEDIA_IMAGE_MESSAGE_LIMIT": env_int("MEDIA_IMAGE_MESSAGE_LIMIT", 3),
+    # User rows a process keeps between turns (chatcontext.personalization); 0 reads them every turn.
+    "PERSONALIZATION_CACHE_USERS": env_int("PERSONALIZATION_CACHE_USERS", 50_000),
 }
 # The main persona's name where a server has none yet (build-context.md §0.1); outside TOMORI, whose
 # values are all numbers and switches.

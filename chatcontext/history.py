@@ -24,6 +24,7 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.merge import HistoryMerger
 from chatcontext.notices import marker_kind
 from chatcontext.participants.model import typed_persona_id
+from chatcontext.personalization import UserReadSource
 from chatcontext.simplify import SimplifyContext, Visibility, simplify_message
 from chatcontext.simplify.authors import is_tomori_authored
 from chatcontext.simplify.base import DEBUG_PREFIX
@@ -270,13 +271,14 @@ def load_history_rows(
     extra_user_ids: Iterable[str] = (),
     reactor_ids: Iterable[str] = (),
     impersonation_relays: Mapping[str, str] | None = None,
+    users: UserReadSource | None = None,
 ) -> HistoryRows:
     """Users, blacklist, active blocks and sprite labels for `messages` (window + referenced ones);
     the rows of `reactor_ids` come from the same user-row query, kept in `reactor_rows`."""
     user_ids = referenced_user_ids(messages, impersonation_relays or {}) | set(extra_user_ids)
     persona = turn.persona
     blocks_apply = not turn.is_dm_channel and persona.server_id is not None and isinstance(persona.persona_id, int)
-    read = repository.load_user_rows_and_blacklist(turn.server.server_id, user_ids | set(reactor_ids))
+    read = (users or UserReadSource(turn.server.server_id)).load(user_ids | set(reactor_ids))
     return HistoryRows(
         user_rows={uid: row for uid, row in read.rows.items() if uid in user_ids},
         reactor_rows={uid: row for uid, row in read.rows.items() if uid not in user_ids},
@@ -358,12 +360,14 @@ def build_history(
     sprite_labels: dict[str, tuple[int, str]] | None = None,
     impersonation_relays: dict[str, str] | None = None,
     rendered_tables: dict[str, str] | None = None,
+    users: UserReadSource | None = None,
 ) -> HistoryResult:
     """Build the simplified history of one persona turn (build-context.md §2–§5, §11).
 
     Row arguments: pass all of `active_blocks`, `user_rows`, `blacklisted`, `sprite_labels` (turn
     snapshots, tests) or none of them (the live bot: `load_history_rows` reads them in one batch per
-    kind). `privacy_levels` defaults to the users' rows; a user without a row is MINIMAL.
+    kind; user rows and blacklist entries through `users`, uncached when not given).
+    `privacy_levels` defaults to the users' rows; a user without a row is MINIMAL.
     """
     persona = turn.persona
     now_ms = turn.now_ms
@@ -386,6 +390,7 @@ def build_history(
             extra_user_ids=refs.author_ids(),
             reactor_ids=known_reactors,
             impersonation_relays=relays,
+            users=users,
         )
     else:
         rows = HistoryRows(

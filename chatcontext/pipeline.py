@@ -44,6 +44,7 @@ from chatcontext.participants.naming import history_persona_mention_labels, hist
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
 from chatcontext.participants.target_index import ParticipantTargetIndex, TargetIndexCodec, collect_target_index
+from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.streaming import (
     DeliberateToolConfig,
@@ -148,7 +149,7 @@ def _persona_mention_ids(entries: Sequence[SimplifiedMessage]) -> list[str]:
 
 
 def impersonation_identity(
-    turn: ChatTurn, persona: PersonaInfo, transport: ChatTransport, live_names: dict[str, str]
+    turn: ChatTurn, persona: PersonaInfo, transport: ChatTransport, live_names: dict[str, str], users: UserReadSource
 ) -> ImpersonationIdentity | None:
     """BC7-03: the impersonated user's row and blacklist entry (one read) and name; the history naming projection's
     label for that user, if any, wins."""
@@ -156,7 +157,7 @@ def impersonation_identity(
     user_id = incoming.impersonated_user_id
     if not incoming.is_user_impersonation or not user_id:
         return None
-    read = repository.load_user_rows_and_blacklist(turn.server.server_id, [user_id])
+    read = users.load([user_id])
     row, blacklisted = read.rows.get(user_id), read.blacklisted
     member = transport.get_cached_member(user_id)
     labels = history_user_labels(
@@ -240,6 +241,7 @@ class TurnRequest:
     scopes: ScopeRegistry
     config: StageConfig
     deps: HydrationDeps
+    users: UserReadSource
     clock: Clock
 
 
@@ -325,7 +327,13 @@ def _history(req: TurnRequest, id_map: MessageIdMap) -> tuple[HistoryResult, lis
     reminder entry after the merge loop (BC2-13, BC7-01)."""
     turn = req.turn
     history = build_history(
-        turn, req.transport, id_map, config=req.config, transcripts=req.transcripts, transcriber=req.transcriber
+        turn,
+        req.transport,
+        id_map,
+        config=req.config,
+        transcripts=req.transcripts,
+        transcriber=req.transcriber,
+        users=req.users,
     )
     entries = list(history.simplified_messages)
     reminder = build_reminder_entry(turn.incoming, turn.bot_user.id, turn.now_ms)
@@ -396,7 +404,7 @@ def _history_naming(
         dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
     )
     lineages = {p.persona_lineage_id for p in turn.all_personas}
-    read = repository.load_user_rows_and_blacklist(server.server_id, named_ids, naming_lineages=lineages)
+    read = req.users.load(named_ids, naming_lineages=lineages)
     rows, blacklisted, preferences = read.rows, read.blacklisted, read.preferences
     pairs = frozenset((r.user_id, lineage) for r in rows.values() for lineage in lineages)
     personalization = server.personal_memories_enabled
@@ -549,12 +557,15 @@ def build_turn_context(
     request_scope_registry: ScopeRegistry | None = None,
     config: StageConfig | None = None,
     hydration_deps: HydrationDeps | None = None,
+    personalization: PersonalizationCache | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatTurnContext:
     """Assemble one persona turn (BC1-01, BC1-02: each persona turn runs the whole stage with its
     own id map, blocks and tail directives; only participant discovery is shared, through the
     request scope of the locked-turn *object*).
 
+    ``personalization`` keeps user rows and blacklist entries between turns, checked against the
+    personalization versions (``chatcontext.personalization``); without it every turn reads them.
     ``clock`` only measures the durations reported in the diagnostics; replays pass a constant
     clock so their output is byte-identical.
     """
@@ -566,6 +577,7 @@ def build_turn_context(
         scopes=request_scope_registry or request_scope_for,
         config=config or StageConfig.from_settings(),
         deps=hydration_deps or DatabaseHydrationDeps(transport),
+        users=UserReadSource(turn.server.server_id, personalization),
         clock=clock,
     )
     started = clock()
@@ -578,7 +590,7 @@ def build_turn_context(
     history_result, entries = _history(req, id_map)  # 5
     durations["history_ms"] = _elapsed_ms(clock, step)
     history = TurnHistory(history_result, entries, _live_names(req, entries))
-    impersonation = impersonation_identity(turn, turn.persona, transport, history.live_names)  # 6
+    impersonation = impersonation_identity(turn, turn.persona, transport, history.live_names, req.users)  # 6
     _gate_tools(req, history_result, streaming)  # 7
     effective = effective_persona(  # 8
         turn.persona, turn.server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools

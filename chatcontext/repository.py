@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import connections, router
+
 from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
 from chatcontext.types import (
@@ -249,6 +251,52 @@ def load_user_rows_and_blacklist(
         if lineage is not None:
             reads.preferences[(row.user_id, lineage)] = NamingPreference(row.user_id, lineage, *overrides)
     return reads
+
+
+def load_naming_preferences(
+    user_ids: Iterable[int], lineages: Iterable[int]
+) -> dict[tuple[int, int], NamingPreference]:
+    """Data-model §2.10: the naming preferences of ``user_ids`` towards ``lineages``, in one read."""
+    users, wanted = sorted(set(user_ids)), sorted(set(lineages))
+    if not users or not wanted:
+        return {}
+    n = sql.names(m.UserPersonaNamingPreference)
+    rows = sql.fetch(
+        m.UserPersonaNamingPreference,
+        f"SELECT {n.columns('user', 'persona_lineage_id', *NAMING_OVERRIDES)} FROM {n.table} "
+        f"WHERE {n['user']} IN ({sql.placeholders(users)}) "
+        f"AND {n['persona_lineage_id']} IN ({sql.placeholders(wanted)})",
+        [*users, *wanted],
+    )
+    return {
+        (user_id, lineage): NamingPreference(user_id, lineage, nickname, prefix, suffix)
+        for user_id, lineage, nickname, prefix, suffix in rows
+    }
+
+
+@dataclass(frozen=True)
+class PersonalizationVersions:
+    """The counters of ``personas.models.versions`` for one server's turn (0 when never bumped)."""
+
+    user_rows: int
+    server: int
+
+
+def load_personalization_versions(server_id: int) -> PersonalizationVersions:
+    v = sql.names(m.PersonalizationVersion)
+    rows = sql.fetch(
+        m.PersonalizationVersion,
+        f"SELECT {v['scope']}, {v['version']} FROM {v.table} WHERE {v['scope']} IN (%s, %s)",
+        [m.USER_ROWS_SCOPE, server_id],
+    )
+    found = dict(rows)
+    return PersonalizationVersions(user_rows=found.get(m.USER_ROWS_SCOPE, 0), server=found.get(server_id, 0))
+
+
+def reads_are_committed() -> bool:
+    """Whether this thread's reads of user rows see committed rows only: outside a transaction,
+    where no uncommitted write of its own can be among them."""
+    return not connections[router.db_for_read(m.DiscordUser)].in_atomic_block
 
 
 def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:

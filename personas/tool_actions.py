@@ -106,7 +106,7 @@ def learn_about_user(
         _refuse_subject(persona, user_disc_id)
         if not settings.personal_memories_enabled:
             raise ToolWriteRefused("Personal memories are turned off on this server; nothing was saved.")
-        user, _ = DiscordUser.objects.get_or_create(user_disc_id=user_disc_id, defaults={"username": username[:100]})
+        user = actions.ensure_user(user_disc_id, username=username, actor=actor)
         if user.privacy_level != PrivacyLevel.MINIMAL:
             raise ToolWriteRefused("This person's privacy setting keeps personal memories out; nothing was saved.")
         lineage = tool_lineage(persona, settings, global_scope=global_scope)

@@ -40,6 +40,18 @@ _isolate_xdist_worker_on_redis()
 
 
 @pytest.fixture(autouse=True)
+def _fresh_personalization_cache():  # type: ignore[no-untyped-def]
+    """Every test's database starts again at personalization version 0, so rows one test's turns
+    kept must not reach the next test's."""
+    from chatcontext.personalization import process_cache
+
+    cache = process_cache()
+    if cache is not None:
+        cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _test_settings(settings):  # type: ignore[no-untyped-def]
     """Tasks run in-process unless a test starts a real worker; fast password hashing."""
     settings.CELERY_TASK_ALWAYS_EAGER = True

@@ -49,6 +49,7 @@ from bot.conversation.tools.loop import ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
 from chatcontext.participants.target_index import collect_target_index
+from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
 from chatcontext.snapshot.capture import RecordingTransport, snapshot_or_empty
@@ -243,7 +244,9 @@ class TurnRunner:
         transport = outlet.transport()
         locale = job.server.config.preferred_locale
         try:
-            ctx: ChatTurnContext = await self.db(build_turn_context)(turn, transport, transcripts=self.transcripts)
+            ctx: ChatTurnContext = await self.db(build_turn_context)(
+                turn, transport, transcripts=self.transcripts, personalization=process_cache()
+            )
         except Exception:
             logger.exception("context build failed; no prompt record written")
             await self._notify_failure(outlet, persona, locale)

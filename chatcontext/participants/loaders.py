@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import NAMING_OVERRIDES, load_blacklisted, load_user_rows, ms_to_datetime
+from chatcontext.repository import load_blacklisted, load_naming_preferences, load_user_rows, ms_to_datetime
 from chatcontext.transport import ChatTransport
 from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
 from personas import actions
@@ -214,23 +214,8 @@ class DatabaseHydrationDeps:
     def load_naming_preferences(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], NamingPreference]:
         """Data-model §2.10: every (user, lineage) pair of the turn in one read."""
         wanted = set(pairs)
-        if not wanted:
-            return {}
-        user_ids = sorted({user_id for user_id, _ in wanted})
-        lineages = sorted({lineage for _, lineage in wanted})
-        n = sql.names(m.UserPersonaNamingPreference)
-        rows = sql.fetch(
-            m.UserPersonaNamingPreference,
-            f"SELECT {n.columns('user', 'persona_lineage_id', *NAMING_OVERRIDES)} FROM {n.table} "
-            f"WHERE {n['user']} IN ({sql.placeholders(user_ids)}) "
-            f"AND {n['persona_lineage_id']} IN ({sql.placeholders(lineages)})",
-            [*user_ids, *lineages],
-        )
-        found: dict[tuple[int, int], NamingPreference] = {}
-        for user_id, lineage, nickname, prefix, suffix in rows:
-            if (user_id, lineage) in wanted:
-                found[(user_id, lineage)] = NamingPreference(user_id, lineage, nickname, prefix, suffix)
-        return found
+        found = load_naming_preferences({u for u, _ in wanted}, {lineage for _, lineage in wanted})
+        return {pair: preference for pair, preference in found.items() if pair in wanted}
 
     def load_member(self, disc_id: str) -> MemberInfo | None:
         """D-18/H-04: the cached member, else one targeted fetch of that id."""

@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from chatcontext import repository
 from chatcontext.snapshot.parse import parse_members
 from chatcontext.snapshot.validation import check_references, doc_items
 from personas import models as m
+from personas.actions import versions
 
 _SETTINGS_FIELDS = {f.name for f in m.ServerSettings._meta.get_fields()}
 _USER_FIELDS = {f.name for f in m.DiscordUser._meta.get_fields()}
@@ -169,4 +172,8 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
                 expires_at=_dt(b["expires_at_ms"]),
             )
     m.PersonaUserBlock.objects.bulk_create(blocks.values())
+    # New user rows and blacklist entries: a process keeping rows of these ids must read them again.
+    with transaction.atomic():
+        versions.bump_user_rows()
+        versions.bump_server(server.server_id)
     return LoadedSnapshot(server_id=server.server_id, persona_ids=persona_ids, user_ids=user_ids)

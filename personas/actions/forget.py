@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.dispatch import Signal
 
 from personas.actions.actor import Actor, recording
+from personas.actions.versions import bump_user_rows
 from personas.forgetting import RecordsAbout
 from personas.models import (
     PROFILE_FIELDS,
@@ -107,6 +108,7 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
             counts["naming_preferences"] = _delete(UserPersonaNamingPreference.objects.filter(user=user))
             counts["stat_counters"] = _delete(StatCounter.objects.filter(user=user))
             DiscordUser.objects.filter(pk=user.pk).update(**_PROFILE_CLEARED)
+            bump_user_rows()
             counts["profile_cleared"] = True
             reminders = Reminder.objects.filter(Q(user_discord_id=user_disc_id) | Q(created_by_user=user))
         else:

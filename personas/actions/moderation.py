@@ -8,6 +8,7 @@ from django.db import transaction
 
 from personas.actions.actor import Actor, recording
 from personas.actions.errors import ActionError
+from personas.actions.versions import bump_server
 from personas.models import Persona, PersonalizationBlacklist, PersonaUserBlock, Server
 
 
@@ -17,9 +18,11 @@ def add_to_blacklist(server: Server, user_disc_id: str, reason: str = "", *, act
         entry, created = PersonalizationBlacklist.objects.get_or_create(
             server=server, user_disc_id=user_disc_id, defaults={"reason": reason}
         )
-        if not created and reason and entry.reason != reason:
+        if created:
+            bump_server(server.server_id)
+        elif reason and entry.reason != reason:
             entry.reason = reason
-            entry.save(update_fields=["reason"])
+            entry.save(update_fields=["reason"])  # the reason reaches no prompt: no bump
     return entry
 
 
@@ -27,6 +30,8 @@ def remove_from_blacklist(server: Server, user_disc_id: str, *, actor: Actor) ->
     """True when an entry was removed."""
     with recording(actor), transaction.atomic():
         deleted, _ = PersonalizationBlacklist.objects.filter(server=server, user_disc_id=user_disc_id).delete()
+        if deleted:
+            bump_server(server.server_id)
     return deleted > 0
 
 

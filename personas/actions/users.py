@@ -11,6 +11,7 @@ from django.db import transaction
 from personas.actions.actor import Actor, recording
 from personas.actions.errors import ActionError
 from personas.actions.memories import check_lineage
+from personas.actions.versions import bump_user_rows
 from personas.models import (
     PROFILE_FIELDS,
     DiscordUser,
@@ -27,6 +28,7 @@ def set_privacy_level(user: DiscordUser, level: int, *, actor: Actor) -> Discord
         # save(), not update(): the audit trail records the old and new level.
         user.privacy_level = level
         user.save(update_fields=["privacy_level", "updated_at"])
+        bump_user_rows()
     return user
 
 
@@ -36,10 +38,14 @@ def register_user(user_disc_id: str, *, username: str, global_name: str | None, 
         user, created = DiscordUser.objects.get_or_create(
             user_disc_id=user_disc_id, defaults={"username": username[:100], "global_name": global_name}
         )
-        if not created and (user.username, user.global_name) != (username[:100], global_name):
+        renamed = not created and (user.username, user.global_name) != (username[:100], global_name)
+        if renamed:
             user.username, user.global_name = username[:100], global_name
             user.save(update_fields=["username", "global_name", "updated_at"])
+        if created or renamed:
+            bump_user_rows()
     return user
+
 
 
 # What a moderator edits on a user's page besides the privacy level (which has its own action):
@@ -56,6 +62,33 @@ EDITABLE_USER_FIELDS = frozenset(
 )
 
 
+def ensure_user(user_disc_id: str, *, username: str, actor: Actor) -> DiscordUser:
+    """The user row of a Discord account, created if missing; an existing row is left as it is (a
+    tool call knows a handle, not the account's current names)."""
+    with recording(actor), transaction.atomic():
+        user, created = DiscordUser.objects.get_or_create(
+            user_disc_id=user_disc_id, defaults={"username": username[:100]}
+        )
+        if created:
+            bump_user_rows()
+    return user
+
+
+def add_user(user: DiscordUser, *, actor: Actor) -> DiscordUser:
+    """A user row a superuser typed in by hand (the bot registers everyone else)."""
+    with recording(actor), transaction.atomic():
+        user.save()
+        bump_user_rows()
+    return user
+
+
+def delete_user(user: DiscordUser, *, actor: Actor) -> None:
+    """Remove a user row and what cascades from it (a superuser's clean-up; forget-me keeps the row)."""
+    with recording(actor), transaction.atomic():
+        user.delete()
+        bump_user_rows()
+
+
 def update_profile(user: DiscordUser, values: Mapping[str, Any], *, actor: Actor) -> DiscordUser:
     """Change a user's profile fields (nickname, pronouns, appearance, ...) in one save, so the audit
     trail holds one entry with the old and new values. Names, ids and the privacy level are refused."""
@@ -69,6 +102,7 @@ def update_profile(user: DiscordUser, values: Mapping[str, Any], *, actor: Actor
             setattr(user, name, value)
         user.full_clean(exclude=[f.name for f in DiscordUser._meta.concrete_fields if f.name not in values])
         user.save(update_fields=[*values, "updated_at"])
+        bump_user_rows()
     return user
 
 
@@ -83,13 +117,15 @@ def register_users(users: Sequence[NewUser], *, language: str, actor: Actor) -> 
     """H-04 registration of the participants of a turn in one insert; never sets a saved nickname.
 
     Existing rows are left as they are (``ignore_conflicts``, which also makes a concurrent
-    registration of the same user harmless). No savepoint: the insert is one statement, and the
-    turn's query budget (tests/participants) stays what it was. A bulk insert writes no history
-    rows: a user's audit trail starts at their first change.
+    registration of the same user harmless). No savepoint: the insert and the version bump are
+    the only statements. A bulk insert writes no history rows: a user's audit trail starts at
+    their first change. The bump is needed although no row changed: a process may keep "no row"
+    for these ids (``chatcontext.personalization``).
     """
     if not users:
         return
     with recording(actor), transaction.atomic(savepoint=False):
+        bump_user_rows()
         DiscordUser.objects.bulk_create(
             [
                 DiscordUser(

@@ -257,7 +257,7 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
 
     def save_model(self, request: HttpRequest, obj: DiscordUser, form: forms.ModelForm, change: bool) -> None:
         if not change:  # a superuser adding a row by hand (the bot registers users)
-            super().save_model(request, obj, form, change)
+            actions.add_user(obj, actor=admin_actor(request))
             return
         actor = admin_actor(request)
         profile = {name: getattr(obj, name) for name in form.changed_data if name in actions.EDITABLE_USER_FIELDS}
@@ -267,6 +267,13 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         actions.update_profile(obj, profile, actor=actor)
         if "privacy_level" in form.changed_data:
             actions.set_privacy_level(obj, new_level, actor=actor)
+
+    def delete_model(self, request: HttpRequest, obj: DiscordUser) -> None:
+        actions.delete_user(obj, actor=admin_actor(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> None:
+        for user in queryset:
+            actions.delete_user(user, actor=admin_actor(request))
 
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         actor = admin_actor(request)

@@ -27,11 +27,13 @@ from personas.models.users import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+from personas.models.versions import USER_ROWS_SCOPE, PersonalizationVersion
 
 __all__ = [
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
     "PROFILE_FIELDS",
+    "USER_ROWS_SCOPE",
     "ActorKind",
     "AddressingStyle",
     "ApiToken",
@@ -46,6 +48,7 @@ __all__ = [
     "PersonaUserBlock",
     "PersonalMemory",
     "PersonalizationBlacklist",
+    "PersonalizationVersion",
     "PrivacyLevel",
     "Reminder",
     "Server",

@@ -21,12 +21,14 @@ from tests.participants.builders import CHANNEL, NOW_MS, B, G
 from tests.participants.hydration_builders import FakeTransport, bot_seed, prepared, user_seed
 
 NOW = datetime.fromtimestamp(NOW_MS / 1000, tz=UTC)
-# Rows, privacy, blacklist, naming preferences, memories, reminders, plus one insert and one
-# read-back when someone must be registered: the same for 2 or 200 participants.
-HYDRATION_QUERY_BOUND = 8
+# Rows, privacy, blacklist, naming preferences, memories, reminders, plus the personalization
+# version bump, one insert and one read-back when someone must be registered: the same for 2 or 200
+# participants.
+HYDRATION_QUERY_BOUND = 9
 # With the turn's own user, blacklist and naming reads handed over (the pipeline's step 10): memories
-# and reminders, plus the registration's insert and read-back and the newcomer's naming preferences.
-HYDRATION_AFTER_TURN_READS_BOUND = 5
+# and reminders, plus the registration's version bump, insert and read-back and the newcomer's naming
+# preferences.
+HYDRATION_AFTER_TURN_READS_BOUND = 6
 
 
 def snowflake(n: int) -> str:

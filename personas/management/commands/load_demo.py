@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from personas.actions.versions import bump_server, bump_user_rows
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -76,13 +77,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
-            self.load()
+            server = self.load()
+            # A running bot or web process may keep these rows (chatcontext.personalization).
+            bump_user_rows()
+            bump_server(server.server_id)
         self.stdout.write(self.style.SUCCESS(f"Demo server '{DEMO_SERVER_NAME}' is ready."))
 
     def step(self, message: str) -> None:
         self.stdout.write(f"  · {message}")
 
-    def load(self) -> None:
+    def load(self) -> Server:
         now = timezone.now()
         server, _ = Server.objects.update_or_create(
             server_disc_id=DEMO_SERVER_DISC_ID,
@@ -248,3 +252,4 @@ class Command(BaseCommand):
                 server=server, emoji_disc_id=emoji_id, defaults={"emoji_name": name, "emotion_key": emotion}
             )
         self.step("two server emojis")
+        return server

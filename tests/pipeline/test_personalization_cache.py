@@ -1,0 +1,131 @@
+"""Issue 17: the personalization cache (chatcontext.personalization) — what a warm turn no longer
+reads, what is never kept, and the query-count pins with a cold and a warm cache."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from chatcontext.config import StageConfig
+from chatcontext.personalization import PersonalizationCache, UserReadSource
+from chatcontext.pipeline import build_turn_context
+from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
+from personas import actions
+from personas import models as m
+from tests.actors import TEST_ACTOR
+from tests.pipeline.documents import generate_snapshot, user_id
+from tests.pipeline.test_query_counts import STAGE_QUERY_BOUND
+
+# The cold turn's one more statement: the versions, read before the rows they vouch for.
+CACHED_COLD_BOUND = STAGE_QUERY_BOUND + 1
+
+
+def loaded_turn(participants: int) -> tuple[dict[str, Any], Any]:
+    doc = generate_snapshot(
+        random.Random(7), messages=60, participants=participants, memories_per_user=3, reminders_per_user=1
+    )
+    validate_snapshot(doc)
+    return doc, load_snapshot_rows(doc)
+
+
+def turn_sql(inputs: SnapshotTurn, cache: PersonalizationCache | None) -> tuple[list[str], Any]:
+    statements: list[str] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        ctx = build_turn_context(
+            inputs.turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig(), personalization=cache
+        )
+    return statements, ctx
+
+
+def user_row_reads(statements: list[str]) -> list[str]:
+    return [s for s in statements if s.startswith('SELECT u."user_disc_id"')]
+
+
+def new_cache() -> PersonalizationCache:
+    return PersonalizationCache(max_users=10_000, max_servers=8)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_warm_turn_reads_no_user_rows_and_assembles_the_same_prompt() -> None:
+    doc, loaded = loaded_turn(8)
+    cache = new_cache()
+    build_turn_context(**_args(snapshot_turn(doc, loaded)))  # registers the members without rows
+    cold, cold_ctx = turn_sql(snapshot_turn(doc, loaded), cache)
+    warm, warm_ctx = turn_sql(snapshot_turn(doc, loaded), cache)
+    # The history's users are read once; everyone else the prompt may name is among them here, so
+    # the naming read needs only their preferences, even on the cold turn.
+    assert len(user_row_reads(cold)) == 1
+    assert cold[0].startswith('SELECT "scope", "version"')
+    assert user_row_reads(warm) == []
+    assert len(warm) < len(cold)
+    assert warm_ctx.context_items == cold_ctx.context_items
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_between_turns_is_in_the_next_turn() -> None:
+    doc, loaded = loaded_turn(8)
+    cache = new_cache()
+    build_turn_context(**_args(snapshot_turn(doc, loaded)))
+    turn_sql(snapshot_turn(doc, loaded), cache)
+    user = m.DiscordUser.objects.get(user_disc_id=user_id(2))
+    actions.update_profile(user, {"user_nickname": "Captain Two"}, actor=TEST_ACTOR)
+    statements, ctx = turn_sql(snapshot_turn(doc, loaded), cache)
+    assert user_row_reads(statements)  # the version moved: the rows are read again
+    assert any("Captain Two" in item.text for item in ctx.context_items)
+
+
+@pytest.mark.django_db
+def test_rows_read_inside_a_transaction_are_never_kept() -> None:
+    """A transaction may have written the rows it reads (a registration) and still roll back."""
+    doc, loaded = loaded_turn(4)
+    cache = new_cache()
+    with transaction.atomic():
+        turn_sql(snapshot_turn(doc, loaded), cache)
+        first, _ = turn_sql(snapshot_turn(doc, loaded), cache)
+        statements, _ = turn_sql(snapshot_turn(doc, loaded), cache)
+    assert len(user_row_reads(statements)) == len(user_row_reads(first)) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_source_without_a_server_or_cache_reads_straight_through() -> None:
+    m.DiscordUser.objects.create(user_disc_id="42", username="mina")
+    for source in (UserReadSource(None, new_cache()), UserReadSource(1, None)):
+        with CaptureQueriesContext(connection) as captured:
+            assert set(source.load(["42"]).rows) == {"42"}
+        assert len(captured) == 1  # no versions read
+
+
+@pytest.mark.django_db(transaction=True)
+def test_query_counts_do_not_grow_with_participants_cold_or_warm(django_assert_max_num_queries: Any) -> None:
+    counts = []
+    for participants in (2, 50):
+        doc, loaded = loaded_turn(participants)
+        cache = new_cache()
+        build_turn_context(**_args(snapshot_turn(doc, loaded)))
+        first, second = snapshot_turn(doc, loaded), snapshot_turn(doc, loaded)
+        with django_assert_max_num_queries(CACHED_COLD_BOUND):
+            cold, _ = turn_sql(first, cache)
+        with django_assert_max_num_queries(len(cold) - 1):
+            warm, _ = turn_sql(second, cache)
+        counts.append((len(cold), len(warm)))
+        m.Server.objects.all().delete()
+        m.DiscordUser.objects.all().delete()
+    assert counts[0] == counts[1]
+
+
+def _args(inputs: SnapshotTurn) -> dict[str, Any]:
+    return {
+        "turn": inputs.turn,
+        "transport": inputs.transport,
+        "transcripts": inputs.transcripts,
+        "config": StageConfig(),
+    }
