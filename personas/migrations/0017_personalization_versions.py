@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('personas', '0015_history_of_prices_and_switches'),
+        ('personas', '0016_saved_nickname_key_index'),
     ]
 
     operations = [
