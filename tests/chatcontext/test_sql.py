@@ -105,10 +105,44 @@ def test_datetime_parameters_compare_like_the_orm():
         m.PersonaUserBlock.objects.create(
             server=server, persona=persona, user_disc_id=disc_id, reason="spam", expires_at=expires
         )
-    active = repository.load_active_blocks(server.server_id, persona.persona_id, NOW_MS)
+    active = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS, ()).active_blocks
     orm = m.PersonaUserBlock.objects.filter(server=server, persona=persona, expires_at__gt=NOW)
     assert [b.user_disc_id for b in active] == [b.user_disc_id for b in orm.order_by("id")] == ["100000000000000001"]
     assert active == [BlockRow("100000000000000001", "block", NOW_MS + 1, persona.persona_id, "spam")]
+
+
+@pytest.mark.django_db
+def test_blocks_and_sprite_labels_in_one_statement_each_part_alone_or_together():
+    """BC2-07 blocks (creation order, this persona only) and BC3-10 sprite labels share one read;
+    without persona ids only the labels are read, without message ids only the blocks."""
+    server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
+    persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")
+    other = m.Persona.objects.create(server=server, persona_nickname="Lilya", is_alter=True)
+    for disc_id, owner, kind in (
+        ("100000000000000002", persona, "mute"),
+        ("100000000000000001", persona, "block"),
+        ("100000000000000003", other, "block"),
+    ):
+        m.PersonaUserBlock.objects.create(
+            server=server, persona=owner, user_disc_id=disc_id, block_type=kind, reason="r", expires_at=NOW
+        )
+    for message_id, owner, sprite in (("500000000000000001", persona, "smile"), ("500000000000000002", other, "wave")):
+        m.PersonaSpriteMessage.objects.create(
+            message_disc_id=message_id, persona=owner, sprite_name=sprite, channel_disc_id="300000000000000001"
+        )
+    messages = ["500000000000000001", "500000000000000002", "500000000000000009"]
+    both = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS - 1, messages)
+    assert [(b.user_disc_id, b.block_type) for b in both.active_blocks] == [
+        ("100000000000000002", "mute"),
+        ("100000000000000001", "block"),
+    ]
+    labels = {"500000000000000001": (persona.persona_id, "smile"), "500000000000000002": (other.persona_id, "wave")}
+    assert both.sprite_labels == labels
+    assert repository.load_blocks_and_sprite_labels(None, None, NOW_MS - 1, messages) == (
+        repository.BlocksAndSprites([], labels)
+    )
+    blocks_only = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS - 1, ())
+    assert blocks_only == repository.BlocksAndSprites(both.active_blocks, {})
 
 
 @pytest.mark.django_db
