@@ -313,22 +313,34 @@ def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[Stick
     return emojis, stickers
 
 
-def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
-    """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
+# Both kinds of memory are read as (kind, id, user id, lineage, content, tags, created_at), newest
+# first, so a turn reads the server memories alone or with the personal ones in one statement
+# (``DatabaseHydrationDeps.load_memories``), ordered alike.
+MEMORY_ORDER = " ORDER BY 7 DESC, 2 DESC"
+
+
+def server_memory_branch(server_id: int, lineage_id: int) -> tuple[str, list[Any]]:
+    """The SELECT of one server's memories of a lineage plus lineage 0 (global), and its parameters."""
     s = sql.names(m.ServerMemory)
-    rows = sql.fetch(
-        m.ServerMemory,
-        f"SELECT {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} FROM {s.table} "
-        f"WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0) "
-        f"ORDER BY {s['created_at']} DESC, {s['id']} DESC",
+    return (
+        f"SELECT 1, {s['id']}, NULL, {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} "
+        f"FROM {s.table} WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0)",
         [server_id, lineage_id],
     )
-    return [
-        ServerMemoryRow(
-            persona_lineage_id=lineage,
-            content=content,
-            tags=sql.string_list(tags) or (),
-            created_at_ms=sql.epoch_ms(created_at),
-        )
-        for lineage, content, tags, created_at in rows
-    ]
+
+
+def server_memory_row(values: Sequence[Any]) -> ServerMemoryRow:
+    """A row of ``server_memory_branch`` as a value."""
+    _kind, _id, _user, lineage, content, tags, created_at = values
+    return ServerMemoryRow(
+        persona_lineage_id=lineage,
+        content=content,
+        tags=sql.string_list(tags) or (),
+        created_at_ms=sql.epoch_ms(created_at),
+    )
+
+
+def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
+    """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
+    query, params = server_memory_branch(server_id, lineage_id)
+    return [server_memory_row(values) for values in sql.fetch(m.ServerMemory, query + MEMORY_ORDER, params)]
