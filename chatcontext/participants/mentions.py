@@ -119,23 +119,30 @@ def convert_mentions(
             return directory.channels.get(match.group("channel"), match.group(0))
         return placeholders.value(match.group("double") or match.group("single"))
 
-    if "\n" not in text:
-        return _TOKENS.sub(replace, text)
-    # No token spans a line break, and a line break satisfies every boundary a token's ends look at,
-    # so only the lines holding a hint of a token are converted: a rendered profile block is tens of
-    # kilobytes with a few tokens, and the regex pass over all of it was most of its conversion.
     pieces: list[str] = []
     done = 0
+    for start, end in _token_lines(text):
+        pieces += [text[done:start], _TOKENS.sub(replace, text[start:end])]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _token_lines(text: str) -> list[tuple[int, int]]:
+    """Start and end of each line of ``text`` holding a token hint, in order. No token spans a line
+    break, and a line break satisfies every boundary a token's ends look at, so these lines hold the
+    tokens of the text, alone as in it: a rendered profile block is tens of kilobytes with a few
+    tokens, and the regex pass over all of it was most of its conversion."""
+    lines: list[tuple[int, int]] = []
+    done = -1
     for at in _token_hints(text):
         if at < done:
             continue
-        line_start = text.rfind("\n", 0, at) + 1
-        line_end = text.find("\n", at)
-        line_end = len(text) if line_end == -1 else line_end
-        pieces += [text[done:line_start], _TOKENS.sub(replace, text[line_start:line_end])]
-        done = line_end
-    pieces.append(text[done:])
-    return "".join(pieces)
+        start = text.rfind("\n", 0, at) + 1
+        done = text.find("\n", at)
+        done = len(text) if done == -1 else done
+        lines.append((start, done))
+    return lines
 
 
 def _token_hints(text: str) -> list[int]:
@@ -169,15 +176,14 @@ def mention_ids(texts: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
     channels: set[str] = set()
     roles: set[str] = set()
     for text in texts:
-        if not may_hold_tokens(text):
-            continue
-        for match in _TOKENS.finditer(text):
-            if match.group("user"):
-                users.add(match.group("user"))
-            elif match.group("channel") or match.group("link_id"):
-                channels.add(match.group("channel") or match.group("link_id"))
-            elif match.group("role"):
-                roles.add(match.group("role"))
+        for start, end in _token_lines(text):
+            for match in _TOKENS.finditer(text, start, end):
+                if match.group("user"):
+                    users.add(match.group("user"))
+                elif match.group("channel") or match.group("link_id"):
+                    channels.add(match.group("channel") or match.group("link_id"))
+                elif match.group("role"):
+                    roles.add(match.group("role"))
     return users, channels, roles
 
 

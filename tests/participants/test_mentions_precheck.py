@@ -1,4 +1,5 @@
-"""R-14: the precheck that lets ``convert_mentions`` skip texts without tokens never skips one."""
+"""R-14: the prechecks that let ``convert_mentions`` and ``mention_ids`` skip texts and lines without
+tokens never skip one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from chatcontext.participants.mentions import (
     MentionTarget,
     convert_mentions,
     may_hold_tokens,
+    mention_ids,
 )
 
 _PIECES = st.sampled_from(
@@ -40,6 +42,15 @@ def test_r14_a_multi_line_text_converts_as_one_pass_over_it(text: str) -> None:
     any token, and both satisfy every boundary a token's ends look at)."""
     one_pass = convert_mentions(text.replace("\n", "\u2028"), "Mina", "Tomori", True, directory=_DIRECTORY)
     assert convert_mentions(text, "Mina", "Tomori", True, directory=_DIRECTORY) == one_pass.replace("\u2028", "\n")
+
+
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_r14_mention_ids_of_the_hinted_lines_are_those_of_one_pass(text: str) -> None:
+    matches = list(_TOKENS.finditer(text))
+    users = {m.group("user") for m in matches if m.group("user")}
+    channels = {m.group("channel") or m.group("link_id") for m in matches if m.group("channel") or m.group("link_id")}
+    roles = {m.group("role") for m in matches if m.group("role")}
+    assert mention_ids([text]) == (users, channels, roles)
 
 
 def test_r14_precheck_skips_plain_text() -> None:
