@@ -185,11 +185,12 @@ def run_assembly(runs: int, rounds: int, sweeps: dict[str, tuple[str, list[Shape
 # The stage's database reads: every function that runs a query and turns its rows into value objects.
 _READERS = {
     "chatcontext.repository": ("load_user_rows", "load_blacklisted", "load_user_rows_and_blacklist",
-                               "load_active_blocks", "load_sprite_labels", "load_emojis_and_stickers",
-                               "load_server_memories"),
+                               "load_blocks_and_sprite_labels", "load_emojis_and_stickers",
+                               "load_server_memories", "load_naming_preferences",
+                               "load_personalization_versions"),
     "chatcontext.participants.prepare": ("load_candidate_rows",),
 }  # fmt: skip
-_DEPS_READERS = ("load_user_rows", "load_privacy_levels", "load_blacklisted", "load_personal_memories",
+_DEPS_READERS = ("load_user_rows", "load_privacy_levels", "load_blacklisted", "load_memories",
                  "load_reminders", "load_naming_preferences")  # fmt: skip
 
 

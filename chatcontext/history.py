@@ -279,15 +279,19 @@ def load_history_rows(
     persona = turn.persona
     blocks_apply = not turn.is_dm_channel and persona.server_id is not None and isinstance(persona.persona_id, int)
     read = (users or UserReadSource(turn.server.server_id)).load(user_ids | set(reactor_ids))
+    # BC2-07: blocks only in a guild, for a persona with both ids.
+    persona_rows = repository.load_blocks_and_sprite_labels(
+        persona.server_id if blocks_apply else None,
+        persona.persona_id if blocks_apply else None,
+        now_ms,
+        (m.id for m in messages if m.webhook_id),
+    )
     return HistoryRows(
         user_rows={uid: row for uid, row in read.rows.items() if uid in user_ids},
         reactor_rows={uid: row for uid, row in read.rows.items() if uid not in user_ids},
         blacklisted=read.blacklisted & user_ids,
-        # BC2-07: blocks only in a guild, for a persona with both ids.
-        active_blocks=(
-            repository.load_active_blocks(persona.server_id, persona.persona_id, now_ms) if blocks_apply else []
-        ),
-        sprite_labels=repository.load_sprite_labels(m.id for m in messages if m.webhook_id),
+        active_blocks=persona_rows.active_blocks,
+        sprite_labels=persona_rows.sprite_labels,
     )
 
 

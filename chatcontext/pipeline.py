@@ -483,15 +483,18 @@ def _participant_items(
 
 
 def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
-    """Step 11, the inner builder (§6–§7) with the lineage's server memories and builder texts
-    converted through the turn's mention directory (R-14)."""
+    """Step 11, the inner builder (§6–§7) with the lineage's server memories (read with the personal
+    ones when hydration read those, else on their own) and builder texts converted through the turn's
+    mention directory (R-14)."""
     turn, server, persona = req.turn, req.turn.server, state.persona
     history, participants = state.history, state.participants
-    server_memories = (
-        repository.load_server_memories(server.server_id, persona.persona_lineage_id)
-        if server.server_id is not None
-        else []
-    )
+    server_memories = participants.items.server_memories
+    if server_memories is None:
+        server_memories = (
+            repository.load_server_memories(server.server_id, persona.persona_lineage_id)
+            if server.server_id is not None
+            else []
+        )
     builder_texts = [
         *(e.content or "" for e in history.entries),
         server.description or "",

@@ -299,36 +299,47 @@ def reads_are_committed() -> bool:
     return not connections[router.db_for_read(m.DiscordUser)].in_atomic_block
 
 
-def load_active_blocks(server_id: int | None, persona_id: int | None, now_ms: int) -> list[BlockRow]:
-    """Active block and mute rows of one persona (BC2-07); empty in DMs or without ids."""
-    if server_id is None or persona_id is None:
-        return []
-    b = sql.names(m.PersonaUserBlock)
-    rows = sql.fetch(
-        m.PersonaUserBlock,
-        f"SELECT {b.columns('user_disc_id', 'block_type', 'expires_at', 'persona', 'reason')} FROM {b.table} "
-        f"WHERE {b['server']} = %s AND {b['persona']} = %s AND {b['expires_at']} > %s ORDER BY {b['id']}",
-        [server_id, persona_id, ms_to_datetime(now_ms)],
-    )
-    return [
-        BlockRow(
-            user_disc_id=disc_id,
-            block_type=block_type,
-            expires_at_ms=sql.epoch_ms(expires_at),
-            persona_id=persona,
-            reason=reason,
-        )
-        for disc_id, block_type, expires_at, persona, reason in rows
-    ]
+@dataclass(frozen=True)
+class BlocksAndSprites:
+    """Active block and mute rows of one persona (BC2-07) and the sprite labels of persona messages:
+    message id → (persona id, sprite name)."""
+
+    active_blocks: list[BlockRow]
+    sprite_labels: dict[str, tuple[int, str]]
 
 
-def load_sprite_labels(message_ids: Iterable[str]) -> dict[str, tuple[int, str]]:
-    """message id → (persona id, sprite name) for messages a persona sent with a sprite."""
+def load_blocks_and_sprite_labels(
+    server_id: int | None, persona_id: int | None, now_ms: int, message_ids: Iterable[str]
+) -> BlocksAndSprites:
+    """The persona's active blocks (none without both ids: DMs, unsaved personas) and the sprite
+    labels of ``message_ids`` in one statement, as ``load_emojis_and_stickers`` does: a round trip
+    costs a turn on PostgreSQL about as much as the read itself. Blocks come in creation order."""
     ids = sorted(set(message_ids))
-    if not ids:
-        return {}
-    rows = sql.select_in(m.PersonaSpriteMessage, ("message_disc_id", "persona", "sprite_name"), "message_disc_id", ids)
-    return {mid: (pid, name) for mid, pid, name in rows}
+    b, s = sql.names(m.PersonaUserBlock), sql.names(m.PersonaSpriteMessage)
+    branches: list[str] = []
+    params: list[Any] = []
+    if server_id is not None and persona_id is not None:
+        branches.append(
+            f"SELECT 0, {b['id']}, {b.columns('user_disc_id', 'persona', 'block_type', 'reason', 'expires_at')} "
+            f"FROM {b.table} WHERE {b['server']} = %s AND {b['persona']} = %s AND {b['expires_at']} > %s"
+        )
+        params += [server_id, persona_id, ms_to_datetime(now_ms)]
+    if ids:
+        branches.append(
+            f"SELECT 1, NULL, {s.columns('message_disc_id', 'persona', 'sprite_name')}, NULL, NULL "
+            f"FROM {s.table} WHERE {s['message_disc_id']} IN ({sql.placeholders(ids)})"
+        )
+        params += ids
+    read = BlocksAndSprites([], {})
+    if not branches:
+        return read
+    rows = sql.fetch(m.PersonaUserBlock, " UNION ALL ".join(branches) + " ORDER BY 1, 2", params)
+    for kind, _id, disc_id, persona, text, reason, expires_at in rows:
+        if kind:
+            read.sprite_labels[disc_id] = (persona, text)
+        else:
+            read.active_blocks.append(BlockRow(disc_id, text, sql.epoch_ms(expires_at), persona, reason))
+    return read
 
 
 def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
@@ -350,22 +361,34 @@ def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[Stick
     return emojis, stickers
 
 
-def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
-    """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
+# Both kinds of memory are read as (kind, id, user id, lineage, content, tags, created_at), newest
+# first, so a turn reads the server memories alone or with the personal ones in one statement
+# (``DatabaseHydrationDeps.load_memories``), ordered alike.
+MEMORY_ORDER = " ORDER BY 7 DESC, 2 DESC"
+
+
+def server_memory_branch(server_id: int, lineage_id: int) -> tuple[str, list[Any]]:
+    """The SELECT of one server's memories of a lineage plus lineage 0 (global), and its parameters."""
     s = sql.names(m.ServerMemory)
-    rows = sql.fetch(
-        m.ServerMemory,
-        f"SELECT {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} FROM {s.table} "
-        f"WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0) "
-        f"ORDER BY {s['created_at']} DESC, {s['id']} DESC",
+    return (
+        f"SELECT 1, {s['id']}, NULL, {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} "
+        f"FROM {s.table} WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0)",
         [server_id, lineage_id],
     )
-    return [
-        ServerMemoryRow(
-            persona_lineage_id=lineage,
-            content=content,
-            tags=sql.string_list(tags) or (),
-            created_at_ms=sql.epoch_ms(created_at),
-        )
-        for lineage, content, tags, created_at in rows
-    ]
+
+
+def server_memory_row(values: Sequence[Any]) -> ServerMemoryRow:
+    """A row of ``server_memory_branch`` as a value."""
+    _kind, _id, _user, lineage, content, tags, created_at = values
+    return ServerMemoryRow(
+        persona_lineage_id=lineage,
+        content=content,
+        tags=sql.string_list(tags) or (),
+        created_at_ms=sql.epoch_ms(created_at),
+    )
+
+
+def load_server_memories(server_id: int, lineage_id: int) -> list[ServerMemoryRow]:
+    """Server memories of the lineage plus lineage-0 (global) ones, newest first."""
+    query, params = server_memory_branch(server_id, lineage_id)
+    return [server_memory_row(values) for values in sql.fetch(m.ServerMemory, query + MEMORY_ORDER, params)]

@@ -166,12 +166,24 @@ def standalone_position(normalized: str, text: str, *, prefilter: AliasPrefilter
     neither a word character nor `@` (start of text counts as not preceded).
 
     ``prefilter`` (``AliasPrefilter.of(text)``) gives the same answer without a regex search over
-    the whole history for an alias that cannot occur (discovery evaluates every eligible member's).
+    the whole history (discovery evaluates every eligible member's aliases): an alias that cannot
+    occur is not searched at all, and an ASCII one is tried only where its first word is.
     """
     if prefilter is not None and not prefilter.may_occur(normalized):
         return None
-    match = _standalone_pattern(normalized).search(text)
-    return match.start() if match else None
+    pattern = _standalone_pattern(normalized)
+    if prefilter is None or not normalized.isascii():
+        match = pattern.search(text)
+        return match.start() if match else None
+    # A match of an ASCII alias starts where the folded text (one character for one) holds its first
+    # word, so the pattern is tried only there, in order, instead of searched for over the whole text.
+    first = normalized.split(" ", 1)[0]
+    start = prefilter.folded.find(first)
+    while start != -1:
+        if pattern.match(text, start):
+            return start
+        start = prefilter.folded.find(first, start + 1)
+    return None
 
 
 def public_persona_profile(persona: PersonaInfo) -> PublicPersonaProfile | None:

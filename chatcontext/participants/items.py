@@ -20,7 +20,7 @@ from chatcontext.participants.projection import build_memory_projection
 from chatcontext.participants.render import RenderClock, render_participant_prompt, visible_field
 from chatcontext.participants.target_index import TargetIndexCodec, build_target_index, conversation_users
 from chatcontext.participants.timefmt import format_clock, time_of_day_phrase, utc_label
-from chatcontext.types import ContextItem, ContextItemTag, PersonaInfo, ServerConfig, TextPart
+from chatcontext.types import ContextItem, ContextItemTag, PersonaInfo, ServerConfig, ServerMemoryRow, TextPart
 
 JSONDict = dict[str, Any]
 
@@ -36,6 +36,9 @@ class ParticipantItems:
     conversation_users: list[JSONDict] = field(default_factory=list)
     memory_projection: JSONDict | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # The lineage's server memories when hydration read them with the personal ones (one statement),
+    # else None: the builder's caller reads them itself.
+    server_memories: list[ServerMemoryRow] | None = None
 
     @property
     def items(self) -> list[ContextItem]:
@@ -161,6 +164,7 @@ def build_participant_context_items(
         target_index=index_json,
         conversation_users=users,
         memory_projection=projection,
+        server_memories=hydrated.server_memories,
     )
     result.diagnostics = {"hydration": hydrated.diagnostics, "item_count": len(result.items)}
     return result

@@ -18,9 +18,17 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.repository import load_blacklisted, load_naming_preferences, load_user_rows, ms_to_datetime
+from chatcontext.repository import (
+    MEMORY_ORDER,
+    load_blacklisted,
+    load_naming_preferences,
+    load_user_rows,
+    ms_to_datetime,
+    server_memory_branch,
+    server_memory_row,
+)
 from chatcontext.transport import ChatTransport
-from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, UserRow
+from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, ServerMemoryRow, UserRow
 from personas import actions
 from personas import models as m
 
@@ -51,6 +59,26 @@ class ReminderQuery:
     now_ms: int
 
 
+@dataclass(frozen=True)
+class MemoryQuery:
+    """One read for H-14 step 1 (the users' personal memories of the lineage and lineage 0) and, with
+    a ``server_id``, the same lineages' server memories, which the builder lists (build-context.md
+    §1.1): both are per-lineage reads of one turn, and a round trip costs it on PostgreSQL about as
+    much as the read itself."""
+
+    user_ids: tuple[int, ...]
+    lineage_id: int
+    server_id: int | None = None
+
+
+@dataclass(frozen=True)
+class LineageMemories:
+    """Personal memories per user id, newest first, and the server memories (None: not asked for)."""
+
+    personal: Mapping[int, list[MemoryRow]] = field(default_factory=dict)
+    server: list[ServerMemoryRow] | None = None
+
+
 class HydrationDeps(Protocol):
     """H-02 dependency object. Each method is one batched read (SQL) or one targeted Discord read."""
 
@@ -68,7 +96,7 @@ class HydrationDeps(Protocol):
 
     def load_blacklisted(self, server_id: int | None, disc_ids: Sequence[str]) -> BatchRead[bool]: ...
 
-    def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]: ...
+    def load_memories(self, query: MemoryQuery) -> LineageMemories: ...
 
     def load_reminders(self, query: ReminderQuery) -> list[ReminderRow]: ...
 
@@ -83,7 +111,7 @@ class HydrationDeps(Protocol):
     def role_name(self, role_id: str) -> str | None: ...
 
 
-_MEMORY_COLUMNS = ("personal_memory_id", "user", "persona_lineage_id", "content", "tags", "created_at")
+_MEMORY_COLUMNS = ("user", "persona_lineage_id", "content", "tags", "created_at")
 _REMINDER_COLUMNS = (
     "reminder_id",
     "user_discord_id",
@@ -165,27 +193,35 @@ class DatabaseHydrationDeps:
             return BatchRead()
         return BatchRead(dict.fromkeys(load_blacklisted(server_id, ids), True))
 
-    def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]:
-        """H-14 step 1 for every user at once: lineage rows plus lineage 0, newest first."""
-        ids = sorted(set(user_ids))
-        if not ids:
-            return {}
-        lineages = sorted({lineage_id, 0})
-        p = sql.names(m.PersonalMemory)
-        memories = sql.fetch(
-            m.PersonalMemory,
-            f"SELECT {p.columns(*_MEMORY_COLUMNS)} FROM {p.table} "
-            f"WHERE {p['user']} IN ({sql.placeholders(ids)}) "
-            f"AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)}) "
-            f"ORDER BY {p['created_at']} DESC, {p['personal_memory_id']} DESC",
-            [*ids, *lineages],
-        )
-        grouped: dict[int, list[MemoryRow]] = {}
-        for values in memories:
-            row = _memory_row(*values)
-            if row is not None:
-                grouped.setdefault(row.user_id, []).append(row)
-        return grouped
+    def load_memories(self, query: MemoryQuery) -> LineageMemories:
+        """H-14 step 1 for every user at once (lineage rows plus lineage 0, newest first), with the
+        server memories in the same statement when asked for."""
+        ids = sorted(set(query.user_ids))
+        branches: list[str] = []
+        params: list[Any] = []
+        if ids:
+            lineages = sorted({query.lineage_id, 0})
+            p = sql.names(m.PersonalMemory)
+            branches.append(
+                f"SELECT 0, {p['personal_memory_id']}, {p.columns(*_MEMORY_COLUMNS)} FROM {p.table} "
+                f"WHERE {p['user']} IN ({sql.placeholders(ids)}) "
+                f"AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)})"
+            )
+            params += [*ids, *lineages]
+        if query.server_id is not None:
+            server_branch, server_params = server_memory_branch(query.server_id, query.lineage_id)
+            branches.append(server_branch)
+            params += server_params
+        if not branches:
+            return LineageMemories()
+        personal: dict[int, list[MemoryRow]] = {}
+        server: list[ServerMemoryRow] = []
+        for values in sql.fetch(m.PersonalMemory, " UNION ALL ".join(branches) + MEMORY_ORDER, params):
+            if values[0]:
+                server.append(server_memory_row(values))
+            elif (row := _memory_row(*values[1:])) is not None:
+                personal.setdefault(row.user_id, []).append(row)
+        return LineageMemories(personal, server if query.server_id is not None else None)
 
     def load_reminders(self, query: ReminderQuery) -> list[ReminderRow]:
         """H-15 and H-21 in one read: pending rows of this server for the humans and the bot."""

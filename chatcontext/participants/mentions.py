@@ -119,13 +119,55 @@ def convert_mentions(
             return directory.channels.get(match.group("channel"), match.group(0))
         return placeholders.value(match.group("double") or match.group("single"))
 
-    return _TOKENS.sub(replace, text)
+    pieces: list[str] = []
+    done = 0
+    for start, end in _token_lines(text):
+        pieces += [text[done:start], _TOKENS.sub(replace, text[start:end])]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _token_lines(text: str) -> list[tuple[int, int]]:
+    """Start and end of each line of ``text`` holding a token hint, in order. No token spans a line
+    break, and a line break satisfies every boundary a token's ends look at, so these lines hold the
+    tokens of the text, alone as in it: a rendered profile block is tens of kilobytes with a few
+    tokens, and the regex pass over all of it was most of its conversion."""
+    lines: list[tuple[int, int]] = []
+    done = -1
+    for at in _token_hints(text):
+        if at < done:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        done = text.find("\n", at)
+        done = len(text) if done == -1 else done
+        lines.append((start, done))
+    return lines
+
+
+def _token_hints(text: str) -> list[int]:
+    """Ascending positions of what every token holds (``may_hold_tokens``), by string search: both
+    regex engines are several times slower on a long text."""
+    found: list[int] = []
+    for literal in ("<", "://"):
+        at = text.find(literal)
+        while at != -1:
+            found.append(at)
+            at = text.find(literal, at + 1)
+    if text.count("{") > text.count("@{"):
+        at = text.find("{")
+        while at != -1:
+            if at == 0 or text[at - 1] != "@":
+                found.append(at)
+            at = text.find("{", at + 1)
+    return sorted(found)
 
 
 def may_hold_tokens(text: str) -> bool:
-    """Every token of ``_TOKENS`` holds `<`, `{` or `://`: without them a text has none, and most
-    texts of a turn (memories, messages) have none, so the regex pass is skipped for them."""
-    return "<" in text or "{" in text or "://" in text
+    """Every token of ``_TOKENS`` holds `<`, `://` or a `{` not right after `@`: without them a text
+    has none, and most texts of a turn (memories, messages, profile headings with their `@{handle}`s)
+    have none, so the regex pass is skipped for them."""
+    return "<" in text or "://" in text or text.count("{") > text.count("@{")
 
 
 def mention_ids(texts: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
@@ -134,15 +176,14 @@ def mention_ids(texts: Iterable[str]) -> tuple[set[str], set[str], set[str]]:
     channels: set[str] = set()
     roles: set[str] = set()
     for text in texts:
-        if not may_hold_tokens(text):
-            continue
-        for match in _TOKENS.finditer(text):
-            if match.group("user"):
-                users.add(match.group("user"))
-            elif match.group("channel") or match.group("link_id"):
-                channels.add(match.group("channel") or match.group("link_id"))
-            elif match.group("role"):
-                roles.add(match.group("role"))
+        for start, end in _token_lines(text):
+            for match in _TOKENS.finditer(text, start, end):
+                if match.group("user"):
+                    users.add(match.group("user"))
+                elif match.group("channel") or match.group("link_id"):
+                    channels.add(match.group("channel") or match.group("link_id"))
+                elif match.group("role"):
+                    roles.add(match.group("role"))
     return users, channels, roles
 
 

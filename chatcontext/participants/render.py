@@ -8,6 +8,7 @@ the builder places in the tail slot.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -77,10 +78,13 @@ class RenderedParticipantPrompt:
     profile_text_without_memories: str
 
 
+_field_order = operator.attrgetter("order")
+
+
 def visible_lines(profile: HydratedParticipantProfile, *, exclude: frozenset[str] = frozenset()) -> list[str]:
     """Visible lines of the profile's fields in field order, skipping the excluded kinds."""
     lines: list[str] = []
-    for profile_field in sorted(profile.fields, key=lambda f: f.order):
+    for profile_field in sorted(profile.fields, key=_field_order):
         if profile_field.visible and profile_field.kind not in exclude:
             lines.extend(profile_field.lines)
     return lines

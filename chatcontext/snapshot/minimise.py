@@ -124,7 +124,7 @@ class TurnView:
         return self.level(author_id) == PrivacyLevel.FULL or author_id in self.blocked
 
     def memory_loadable(self, owner_id: str, lineage: int) -> bool:
-        """H-14 step 1 with hydration's P-04/P-05 precedence: what ``load_personal_memories`` may
+        """H-14 step 1 with hydration's P-04/P-05 precedence: what ``load_memories`` may
         return for this owner."""
         if self.impersonated_id is not None and owner_id != self.impersonated_id:
             return False

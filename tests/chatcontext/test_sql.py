@@ -6,10 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from chatcontext import repository, sql
-from chatcontext.participants.loaders import DatabaseHydrationDeps, ReminderQuery
-from chatcontext.types import BlockRow, MemoryRow
+from chatcontext.participants.loaders import DatabaseHydrationDeps, LineageMemories, MemoryQuery, ReminderQuery
+from chatcontext.types import BlockRow, MemoryRow, ServerMemoryRow
 from personas import models as m
 
 NOW = datetime(2026, 5, 1, 12, 0, 0, 250000, tzinfo=UTC)
@@ -105,10 +107,44 @@ def test_datetime_parameters_compare_like_the_orm():
         m.PersonaUserBlock.objects.create(
             server=server, persona=persona, user_disc_id=disc_id, reason="spam", expires_at=expires
         )
-    active = repository.load_active_blocks(server.server_id, persona.persona_id, NOW_MS)
+    active = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS, ()).active_blocks
     orm = m.PersonaUserBlock.objects.filter(server=server, persona=persona, expires_at__gt=NOW)
     assert [b.user_disc_id for b in active] == [b.user_disc_id for b in orm.order_by("id")] == ["100000000000000001"]
     assert active == [BlockRow("100000000000000001", "block", NOW_MS + 1, persona.persona_id, "spam")]
+
+
+@pytest.mark.django_db
+def test_blocks_and_sprite_labels_in_one_statement_each_part_alone_or_together():
+    """BC2-07 blocks (creation order, this persona only) and BC3-10 sprite labels share one read;
+    without persona ids only the labels are read, without message ids only the blocks."""
+    server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
+    persona = m.Persona.objects.create(server=server, persona_nickname="Tomori")
+    other = m.Persona.objects.create(server=server, persona_nickname="Lilya", is_alter=True)
+    for disc_id, owner, kind in (
+        ("100000000000000002", persona, "mute"),
+        ("100000000000000001", persona, "block"),
+        ("100000000000000003", other, "block"),
+    ):
+        m.PersonaUserBlock.objects.create(
+            server=server, persona=owner, user_disc_id=disc_id, block_type=kind, reason="r", expires_at=NOW
+        )
+    for message_id, owner, sprite in (("500000000000000001", persona, "smile"), ("500000000000000002", other, "wave")):
+        m.PersonaSpriteMessage.objects.create(
+            message_disc_id=message_id, persona=owner, sprite_name=sprite, channel_disc_id="300000000000000001"
+        )
+    messages = ["500000000000000001", "500000000000000002", "500000000000000009"]
+    both = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS - 1, messages)
+    assert [(b.user_disc_id, b.block_type) for b in both.active_blocks] == [
+        ("100000000000000002", "mute"),
+        ("100000000000000001", "block"),
+    ]
+    labels = {"500000000000000001": (persona.persona_id, "smile"), "500000000000000002": (other.persona_id, "wave")}
+    assert both.sprite_labels == labels
+    assert repository.load_blocks_and_sprite_labels(None, None, NOW_MS - 1, messages) == (
+        repository.BlocksAndSprites([], labels)
+    )
+    blocks_only = repository.load_blocks_and_sprite_labels(server.server_id, persona.persona_id, NOW_MS - 1, ())
+    assert blocks_only == repository.BlocksAndSprites(both.active_blocks, {})
 
 
 @pytest.mark.django_db
@@ -122,14 +158,40 @@ def test_personal_memories_newest_first_with_tags_and_invalid_rows_skipped():
     m.PersonalMemory.objects.filter(pk=newer.pk).update(created_at=NOW)
     m.PersonalMemory.objects.filter(content="bad tags").update(created_at=NOW - timedelta(days=2))
 
-    memories = DatabaseHydrationDeps(transport=None).load_personal_memories([user.user_id], 10001)  # type: ignore[arg-type]
+    deps = DatabaseHydrationDeps(transport=None)  # type: ignore[arg-type]
+    memories = deps.load_memories(MemoryQuery((user.user_id,), 10001))
 
-    assert memories == {
-        user.user_id: [
-            MemoryRow(newer.pk, user.user_id, 0, "plays go", (), NOW_MS),
-            MemoryRow(older.pk, user.user_id, 10001, "likes tea", ("tea",), NOW_MS - 86_400_000),
-        ]
-    }
+    assert memories == LineageMemories(
+        {
+            user.user_id: [
+                MemoryRow(newer.pk, user.user_id, 0, "plays go", (), NOW_MS),
+                MemoryRow(older.pk, user.user_id, 10001, "likes tea", ("tea",), NOW_MS - 86_400_000),
+            ]
+        }
+    )
+
+
+@pytest.mark.django_db
+def test_personal_and_server_memories_in_one_statement_equal_the_separate_reads():
+    """The lineage's server memories (plus lineage 0, newest first) come with the personal ones, as
+    ``load_server_memories`` reads them alone; without users only the server memories are read."""
+    server = m.Server.objects.create(server_disc_id="200000000000000001", name="Cafe")
+    user = m.DiscordUser.objects.create(user_disc_id="100000000000000001", username="alice")
+    mine = m.PersonalMemory.objects.create(user=user, persona_lineage_id=10001, content="likes tea", tags=["tea"])
+    for lineage, content, age in ((10001, "the cafe opens at 9", 2), (0, "cats welcome", 1), (10002, "other", 0)):
+        row = m.ServerMemory.objects.create(server=server, persona_lineage_id=lineage, content=content, tags=["x"])
+        m.ServerMemory.objects.filter(pk=row.pk).update(created_at=NOW - timedelta(days=age))
+    deps = DatabaseHydrationDeps(transport=None)  # type: ignore[arg-type]
+    with CaptureQueriesContext(connection) as captured:
+        both = deps.load_memories(MemoryQuery((user.user_id,), 10001, server.server_id))
+    assert len(captured.captured_queries) == 1
+    alone = repository.load_server_memories(server.server_id, 10001)
+    assert [s.content for s in alone] == ["cats welcome", "the cafe opens at 9"]
+    assert alone[0] == ServerMemoryRow(0, "cats welcome", ("x",), NOW_MS - 86_400_000)
+    personal_alone = deps.load_memories(MemoryQuery((user.user_id,), 10001))
+    assert both == LineageMemories(personal_alone.personal, alone)
+    assert [row.personal_memory_id for row in both.personal[user.user_id]] == [mine.pk]
+    assert deps.load_memories(MemoryQuery((), 10001, server.server_id)) == LineageMemories({}, alone)
 
 
 @pytest.mark.django_db

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from chatcontext.participants.hydration import RequestSnapshot
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
-from chatcontext.participants.loaders import BatchRead, ReminderQuery
+from chatcontext.participants.loaders import BatchRead, LineageMemories, MemoryQuery, ReminderQuery
 from chatcontext.participants.model import (
     ActivePersonaScope,
     ParticipantAlias,
@@ -33,6 +33,7 @@ from chatcontext.types import (
     PersonaInfo,
     ReminderRow,
     ServerConfig,
+    ServerMemoryRow,
     SimplifiedMessage,
     UserRow,
 )
@@ -158,6 +159,8 @@ class FakeDeps:
     blacklisted: set[str] = field(default_factory=set)
     blacklist_failures: set[str] = field(default_factory=set)
     memories: list[MemoryRow] = field(default_factory=list)
+    server_memories: list[ServerMemoryRow] = field(default_factory=list)
+    memory_read_fails: bool = False
     reminders: list[ReminderRow] = field(default_factory=list)
     naming: dict[tuple[int, int], NamingPreference] = field(default_factory=dict)
     channels: dict[str, str] = field(default_factory=dict)
@@ -198,14 +201,20 @@ class FakeDeps:
         values = {i: True for i in disc_ids if i in self.blacklisted}
         return BatchRead(values, frozenset(set(disc_ids) & self.blacklist_failures))
 
-    def load_personal_memories(self, user_ids: Sequence[int], lineage_id: int) -> dict[int, list[MemoryRow]]:
-        self._ask("load_personal_memories", user_ids)
+    def load_memories(self, query: MemoryQuery) -> LineageMemories:
+        self._ask("load_memories", query.user_ids)
+        if self.memory_read_fails:
+            raise RuntimeError("memory read failed")
+        lineages = {query.lineage_id, 0}
         out: dict[int, list[MemoryRow]] = {}
         for row in sorted(self.memories, key=lambda m: (m.created_at_ms, m.personal_memory_id), reverse=True):
-            lineage_ok = self.leak_all_lineages or row.persona_lineage_id in {lineage_id, 0}
-            if row.user_id in user_ids and lineage_ok:
+            lineage_ok = self.leak_all_lineages or row.persona_lineage_id in lineages
+            if row.user_id in query.user_ids and lineage_ok:
                 out.setdefault(row.user_id, []).append(row)
-        return out
+        if query.server_id is None:
+            return LineageMemories(out)
+        server = [m for m in self.server_memories if self.leak_all_lineages or m.persona_lineage_id in lineages]
+        return LineageMemories(out, server)
 
     def load_reminders(self, query: ReminderQuery) -> list[ReminderRow]:
         self._ask("load_reminders", [*query.human_ids, *([query.bot_user_id] if query.bot_user_id else [])])

@@ -8,6 +8,7 @@ from chatcontext.participants.hydration import build_conversation_corpus, hydrat
 from chatcontext.participants.model import ParticipantKey
 from chatcontext.participants.naming import NamingPreference, format_name
 from chatcontext.participants.render import TASKS_HEADER
+from chatcontext.types import ServerMemoryRow
 from tests.participants.builders import BO, CHANNEL, NOW_MS, A, B, E, lilya, msg, ren, tomori
 from tests.participants.hydration_builders import (
     HOUR_MS,
@@ -141,7 +142,7 @@ def test_t26_h05_snapshot_blacklist_applies_to_the_triggerer_without_reads():
     (alice,) = result.profiles
     assert alice.display_name == "Alice_srv"
     assert "load_blacklisted" not in deps.asked
-    assert "load_personal_memories" not in deps.asked
+    assert "load_memories" not in deps.asked
 
 
 def test_t27_h04_unknown_member_is_registered_and_unknown_non_member_is_skipped():
@@ -246,6 +247,31 @@ def test_t28_h14_h01_memories_by_lineage():
     assert memory_line(tomori_items) == ["- Memories: ID:1 tomori fact; ID:2 global fact"]
     lilya_items = build(prepared([user_seed(A)]), deps, persona=lilya())
     assert memory_line(lilya_items) == ["- Memories: ID:3 lilya fact; ID:2 global fact"]
+
+
+def test_h14_server_memories_come_with_the_personal_memory_read_and_keep_to_the_lineage():
+    """The lineage's server memories ride along the H-14 read (one statement); another lineage's
+    never passes, whatever the loader returns. Without that read — no memory wanted, or the read
+    failed (fail closed: no personal memories) — there are none, and the caller reads them itself."""
+    deps = world_deps(leak_all_lineages=True)
+    deps.memories = [memory(1, 1, "tomori fact", lineage=10001)]
+    deps.server_memories = [
+        ServerMemoryRow(10001, "tomori server fact"),
+        ServerMemoryRow(10002, "lilya server fact"),
+        ServerMemoryRow(0, "global server fact"),
+    ]
+    items = build(prepared([user_seed(A)]), deps)
+    assert memory_line(items) == ["- Memories: ID:1 tomori fact"]
+    assert items.server_memories == [deps.server_memories[0], deps.server_memories[2]]
+    assert deps.calls["load_memories"] == 1
+
+    hidden = build(prepared([user_seed(A)]), deps, srv=server(personal_memories_enabled=False))
+    assert hidden.server_memories is None and deps.calls["load_memories"] == 1
+
+    deps.memory_read_fails = True
+    failed = build(prepared([user_seed(A)]), deps)
+    assert memory_line(failed) == [] and failed.server_memories is None
+    assert failed.diagnostics["hydration"]["read_failures"] == {"personal_memory_reads": 1}
 
 
 def test_t29_h14_content_tags_against_the_corpus():
@@ -400,4 +426,4 @@ def test_t20_c08_hydration_reads_happen_for_every_persona_turn():
         calls = items.diagnostics["hydration"]["external_calls"]
         assert calls["privacy_reads"] == 1 and calls["blacklist_reads"] == 1
         assert calls["member_reads"] == 1 and calls["personal_memory_reads"] == 2 and calls["reminder_reads"] >= 2
-    assert deps.calls["load_reminders"] == 2 and deps.calls["load_personal_memories"] == 2
+    assert deps.calls["load_reminders"] == 2 and deps.calls["load_memories"] == 2

@@ -25,10 +25,10 @@ from tests.pipeline.documents import generate_snapshot
 
 pytestmark = pytest.mark.django_db
 
-# Emojis with stickers; history users with their blacklist entries, blocks, sprites; the D-16 candidates;
-# the named users with their blacklist entries and naming preferences (hydration reuses them); personal
-# memories, reminders, server memories.
-STAGE_QUERY_BOUND = 9
+# Emojis with stickers; history users with their blacklist entries; blocks with sprites; the D-16
+# candidates; the named users with their blacklist entries and naming preferences (hydration reuses
+# them); personal memories with the server memories; reminders.
+STAGE_QUERY_BOUND = 7
 
 
 def stage_queries(doc: dict[str, Any], around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> int:

@@ -59,6 +59,8 @@ def memory_passes_tags(
     memory: MemoryRow, *, channel_name: str, channel_memory_enabled: bool, corpus: str | None
 ) -> bool:
     """H-14 steps 2–4: channel tags against the channel name, content tags against the corpus."""
+    if not memory.tags or (not channel_memory_enabled and corpus is None):
+        return True  # neither check applies (the defaults): no tag needs normalizing
     tags = [_normalize_tag(t) for t in memory.tags]
     channel_tags = [t[1:] for t in tags if t.startswith("#")]
     content_tags = [t for t in tags if t and not t.startswith("#")]

@@ -49,7 +49,7 @@ def _run(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> HydrationResult
     preferences = {} if run.scope.is_user_impersonation else load_naming_preferences(run, users.values())
     for user in users.values():
         resolve_identity(run, user, preferences)
-    memories = load_memories(run, users.values())
+    memories, server_memories = load_memories(run, users.values())
     reminders, tasks = load_reminders(run, users.values())
 
     register_mention_targets(run, users.values())
@@ -92,6 +92,7 @@ def _run(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> HydrationResult
         },
         memory_entries=sorted(run.memory_entries, key=lambda e: (e.created_at_ms, e.memory_id), reverse=True),
         mention_directory=run.directory,
+        server_memories=server_memories,
     )
 
 

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from chatcontext.participants.hydration.calls import fail_closed_read
 from chatcontext.participants.hydration.fields import memory_hidden_reason
 from chatcontext.participants.hydration.state import HydrationRun, UserState
-from chatcontext.participants.loaders import ReminderQuery
+from chatcontext.participants.loaders import MemoryQuery, ReminderQuery
 from chatcontext.participants.model import ParticipantKey, ParticipantSeed
 from chatcontext.participants.naming import NamingPreference
-from chatcontext.types import Author, MemberInfo, MemoryRow, PrivacyLevel, ReminderRow, UserRow
+from chatcontext.types import Author, MemberInfo, MemoryRow, PrivacyLevel, ReminderRow, ServerMemoryRow, UserRow
 
 
 def _load_member(run: HydrationRun, disc_id: str) -> MemberInfo | None:
@@ -125,26 +125,32 @@ def load_naming_preferences(run: HydrationRun, users: Iterable[UserState]) -> di
     return found
 
 
-def load_memories(run: HydrationRun, users: Iterable[UserState]) -> dict[int, list[MemoryRow]]:
+def load_memories(
+    run: HydrationRun, users: Iterable[UserState]
+) -> tuple[dict[int, list[MemoryRow]], list[ServerMemoryRow] | None]:
+    """H-14 step 1, and in the same read the lineage's server memories for the builder (None when
+    they were not read: no memory was wanted, the server has no id, or the read failed)."""
     wanted = [u.row.user_id for u in users if memory_hidden_reason(u, run.scope, run.personalization) is None]
     if not wanted:
-        return {}
-    read = lambda: run.deps.load_personal_memories(wanted, run.lineage)  # noqa: E731
-    loaded = run.calls.guarded("personal_memory_reads", len(wanted), read, None)
+        return {}, None
+    query = MemoryQuery(tuple(wanted), run.lineage, run.server.server_id)
+    loaded = run.calls.guarded("personal_memory_reads", len(wanted), lambda: run.deps.load_memories(query), None)
     if loaded is None:
-        return {}
+        return {}, None
     allowed_lineages = {run.lineage, 0}
     allowed_users = set(wanted)
     # Defence in depth: whatever the loader returned, another lineage or user never passes.
-    return {
+    personal = {
         user_id: sorted(
             (m for m in rows if m.persona_lineage_id in allowed_lineages and m.user_id == user_id),
             key=lambda m: (m.created_at_ms, m.personal_memory_id),
             reverse=True,
         )
-        for user_id, rows in loaded.items()
+        for user_id, rows in loaded.personal.items()
         if user_id in allowed_users
     }
+    server = loaded.server
+    return personal, None if server is None else [m for m in server if m.persona_lineage_id in allowed_lineages]
 
 
 def _self_tasks_wanted(run: HydrationRun) -> bool:

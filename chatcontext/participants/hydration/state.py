@@ -18,7 +18,7 @@ from chatcontext.participants.model import (
     PreparedParticipantContext,
 )
 from chatcontext.participants.naming import NamingPreference, PersonaRelativeName
-from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, ServerConfig, UserRow
+from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, ServerConfig, ServerMemoryRow, UserRow
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class HydrationResult:
     diagnostics: dict[str, Any]
     memory_entries: list[MemoryEntry] = field(default_factory=list)
     mention_directory: MentionDirectory = field(default_factory=MentionDirectory)
+    # The lineage's server memories when the personal-memory read brought them along, else None.
+    server_memories: list[ServerMemoryRow] | None = None
 
 
 @dataclass
