@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import router, transaction
 
 from chatcontext import repository
 from chatcontext.snapshot.parse import parse_members
@@ -173,7 +173,7 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
             )
     m.PersonaUserBlock.objects.bulk_create(blocks.values())
     # New user rows and blacklist entries: a process keeping rows of these ids must read them again.
-    with transaction.atomic():
+    with transaction.atomic(using=router.db_for_write(m.PersonalizationVersion)):
         versions.bump_user_rows()
         versions.bump_server(server.server_id)
     return LoadedSnapshot(server_id=server.server_id, persona_ids=persona_ids, user_ids=user_ids)

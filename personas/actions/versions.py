@@ -4,7 +4,7 @@ write leaves the version as it was."""
 
 from __future__ import annotations
 
-from django.db import connection
+from django.db import connections, router
 
 from personas.models import USER_ROWS_SCOPE, PersonalizationVersion
 
@@ -17,6 +17,8 @@ _BUMP = (
 
 
 def _bump(scope: int) -> None:
+    # The database the write went to: the replay's scratch database routes there too.
+    connection = connections[router.db_for_write(PersonalizationVersion)]
     if not connection.in_atomic_block:
         raise RuntimeError("a personalization version is bumped inside the transaction of its write")
     with connection.cursor() as cursor:
