@@ -64,6 +64,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction  # 
 
 from chatcontext.config import StageConfig  # noqa: E402
 from chatcontext.participants.scope import ParticipantRequestScope  # noqa: E402
+from chatcontext.personalization import PersonalizationCache  # noqa: E402
 from chatcontext.pipeline import build_turn_context  # noqa: E402
 from chatcontext.snapshot import (  # noqa: E402
     LoadedSnapshot,
@@ -210,6 +211,7 @@ def assemble(
     turn: ChatTurn | None = None,
     scopes: Callable[[LockedTurn], ParticipantRequestScope] | None = fresh_scope,
     config: StageConfig | None = None,
+    personalization: PersonalizationCache | None = None,
 ) -> tuple[ChatTurnContext, Sample]:
     """One timed ``build_turn_context`` (wall and this thread's CPU time, SQL statements, and the
     stage durations the pipeline reports)."""
@@ -226,6 +228,7 @@ def assemble(
             transcriber=None,
             request_scope_registry=scopes,
             config=config or StageConfig(),
+            personalization=personalization,
         )
         wall_ms = (time.perf_counter() - wall) * 1000
         cpu_ms = (time.thread_time() - cpu) * 1000

@@ -6,8 +6,11 @@ Every persona of a locked turn runs the whole stage (BC1-02) with its own histor
 request scope of the locked-turn object, so the second and later personas skip it. Two modes over
 the same snapshot:
 
-- ``shared``: one locked turn, every persona through ``request_scope_for(locked_turn)`` as the bot
-  does (the first persona computes discovery, the others hit the cache);
+- ``shared``: one locked turn, every persona through ``request_scope_for(locked_turn)`` and one
+  personalization cache (``chatcontext.personalization``) as the bot does: the first persona
+  computes discovery and reads the user rows and blacklist entries, the others hit both caches. The
+  cache starts empty for every locked turn, so the first persona's figure is a cold turn;
+  between turns the bot's cache would be warm too.
 - ``separate``: every persona with a scope of its own, i.e. what the turn would cost without it.
 
 Reported per persona: the whole turn, the participant stage (preparation, hydration, rendering) and
@@ -38,9 +41,10 @@ from typing import Any
 from generate import Shape, generate_snapshot, with_responders
 from harness import JSONDict, SnapshotTurn, assemble, fresh_scope, load_turn, machine, rolled_back, scratch_database
 
-from chatcontext import pipeline
+from chatcontext import pipeline, repository
 from chatcontext.participants.model import PreparedParticipantContext
 from chatcontext.participants.scope import request_scope_for
+from chatcontext.personalization import PersonalizationCache
 
 COUNTS = (1, 3, 5)
 
@@ -86,13 +90,25 @@ def _locked_turn_run(snap: SnapshotTurn, keys: list[str], *, shared: bool) -> li
     ids = tuple(snap.loaded.persona_ids[key] for key in keys)
     locked = replace(snap.turn.locked_turn, triggered_persona_ids=ids)
     out = []
+    kept = PersonalizationCache(max_users=100_000, max_servers=4) if shared else None
     with _timed_preparation() as preparation:
         for index, key in enumerate(keys):
             turn = snap.for_persona(key, locked, index)
-            ctx, sample = assemble(snap, turn=turn, scopes=request_scope_for if shared else fresh_scope)
+            scopes = request_scope_for if shared else fresh_scope
+            ctx, sample = assemble(snap, turn=turn, scopes=scopes, personalization=kept)
             hit = bool(ctx.diagnostics["participants"].get("discovery_cache_hit"))
             out.append(Persona(sample.wall_ms, sample.stages.get("participants_ms", 0.0), preparation[-1], hit))
     return out
+
+
+@contextmanager
+def _rows_count_as_committed() -> Iterator[None]:
+    original = repository.reads_are_committed
+    repository.reads_are_committed = lambda: True
+    try:
+        yield
+    finally:
+        repository.reads_are_committed = original
 
 
 def _median(values: list[float]) -> float | None:
@@ -123,7 +139,10 @@ def measure_request_scope(
     relative to the first (whole turn, participant stage, preparation step)."""
     doc = with_responders(generate_snapshot(shape), max(counts))
     results = []
-    with rolled_back():
+    # The snapshot's rows are loaded in a transaction rolled back at the end, which the cache would
+    # refuse to keep rows from (a rollback could take them back); nothing else writes to the scratch
+    # database meanwhile, so here they count as committed.
+    with rolled_back(), _rows_count_as_committed():
         snap = load_turn(doc)
         keys = [p["key"] for p in doc["personas"]]
         for count in counts:
