@@ -236,6 +236,8 @@ EVERY_WRITE_PATH: list[tuple[str, dict[str, Any], list[tuple[str, dict[str, Any]
     ("forget_me", {"n": 2, "by_api": False}, [CAPTAIN]),
     ("forget_me", {"n": 2, "by_api": True}, [CAPTAIN]),
     ("delete_user_by_admin", {"n": 3}, []),
+    # A row created for an id the cache holds as "no row" (user 3, gone from the server, deleted).
+    ("rename_on_first_contact", {"n": 3, "name": "renamed"}, [("delete_user_by_admin", {"n": 3})]),
 ]
 
 
