@@ -319,8 +319,9 @@ def _later_personas_section(results: JSONDict) -> str | None:
     return "\n\n".join([
         "### Later personas of a locked turn (3 personas)",
         "Three personas answer one locked turn of 100 messages × 200 participants × 10 memories, one after the "
-        "other through the locked turn's request scope as the bot does (`request_scope` in `make bench`); the "
-        "median whole turn of each persona over the locked turns, and its ratio to the first persona's.",
+        "other through the locked turn's request scope and one personalization cache, empty at the start of "
+        "each locked turn, as the bot does (`request_scope` in `make bench`); the median whole turn of each "
+        "persona over the locked turns, and its ratio to the first persona's.",
         _table(header, "l" + "rr" * len(measured), rows),
     ])  # fmt: skip
 
