@@ -74,11 +74,11 @@ def _nickname_hit(nickname: str | None, haystack: str) -> bool:
 
 # The indexed key of a saved nickname is the first ``NICKNAME_KEY_LENGTH`` characters of its
 # normalization; personas/migrations/0016 builds the index on exactly ``nickname_key_sql``.
-NICKNAME_KEY_LENGTH = 4
+NICKNAME_KEY_LENGTH = 3
 
 
 def nickname_key_sql(vendor: str, nick: str) -> str:
-    """D-16: the SQL key of the saved nickname column ``nick``: the first four characters of
+    """D-16: the SQL key of the saved nickname column ``nick``: the first three characters of
     ``LOWER(TRIM(nick))`` when that equals the D-05 normalization, else ``''``.
 
     They differ when the nickname holds an `@`, a whitespace run, non-space whitespace or a capital
@@ -103,9 +103,9 @@ def nickname_key_sql(vendor: str, nick: str) -> str:
 
 
 def history_keys(haystack: str) -> list[str]:
-    """Every key a nickname written in ``haystack`` can have: its substrings of up to four
+    """Every key a nickname written in ``haystack`` can have: its substrings of up to three
     characters, and ``''``. A normalized nickname occurring at position ``i`` has as key the prefix of
-    ``haystack[i:i + 4]`` of its own length (at most four). Unordered: sorting them would cost half as
+    ``haystack[i:i + 3]`` of its own length (at most three). Unordered: sorting them would cost half as
     much again as finding them."""
     windows = {haystack[i : i + NICKNAME_KEY_LENGTH] for i in range(len(haystack))}
     return list({window[:k] for window in windows for k in range(len(window) + 1)})

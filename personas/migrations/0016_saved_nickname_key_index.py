@@ -1,7 +1,7 @@
 """The saved-nickname key index of discovery's candidate read (participants.md D-16).
 
-It indexes the first four characters of the normalized saved nickname, with ``''`` for the
-nicknames SQL cannot normalize as Python does; the read probes it with every substring of up to four
+It indexes the first three characters of the normalized saved nickname, with ``''`` for the
+nicknames SQL cannot normalize as Python does; the read probes it with every substring of up to three
 characters of the history. The expression differs per database (PostgreSQL's regular expressions,
 SQLite's GLOB), so it is SQL rather than a model ``Index``. It is frozen here: it must stay the
 expression ``chatcontext.participants.candidates.nickname_key_sql`` writes, which
@@ -18,11 +18,11 @@ _NICK = '"user_nickname"'
 _KEY = {
     "postgresql": (
         f"(CASE WHEN {_NICK} ~ '[@{_WHITESPACE}{_LOWER_DIFFERS}]' OR STRPOS({_NICK}, '  ') > 0 "
-        f"THEN '' ELSE LEFT(LOWER(TRIM({_NICK})), 4) END) COLLATE \"C\""
+        f"THEN '' ELSE LEFT(LOWER(TRIM({_NICK})), 3) END) COLLATE \"C\""
     ),
     "sqlite": (
         f"(CASE WHEN {_NICK} GLOB '*[@{_WHITESPACE}{_LOWER_DIFFERS}]*' OR {_NICK} GLOB '*[^\x01-\x7f]*' "
-        f"OR INSTR({_NICK}, '  ') > 0 THEN '' ELSE SUBSTR(LOWER(TRIM({_NICK})), 1, 4) END)"
+        f"OR INSTR({_NICK}, '  ') > 0 THEN '' ELSE SUBSTR(LOWER(TRIM({_NICK})), 1, 3) END)"
     ),
 }
 

@@ -1,7 +1,7 @@
 """D-16 property: the candidate read's SQL selects exactly the users whose normalized saved nickname
 (D-05, Python's lower-casing) occurs in the normalized history text, on SQLite and PostgreSQL.
 
-The SQL side finds nicknames by an indexed key (the first four characters of ``LOWER(TRIM(..))``),
+The SQL side finds nicknames by an indexed key (the first ``NICKNAME_KEY_LENGTH`` characters of ``LOWER(TRIM(..))``),
 lower-cases with the database's LOWER and gives the rows it cannot decide the key ``''``; this checks
 that nothing the Python definition accepts is lost on the way, for nicknames and texts drawn from
 characters where the two disagree (non-ASCII case pairs, dotted capital I, final sigma, non-space
@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcontext.participants.candidates import (
+    NICKNAME_KEY_LENGTH,
     CandidateQuery,
     history_keys,
     load_candidate_rows,
@@ -70,7 +71,7 @@ def test_d16_history_keys_are_the_keys_of_every_substring(text: str) -> None:
     nicknames SQL cannot normalize, always probed."""
     haystack = normalize_history_text(text)
     substrings = {haystack[i:j] for i in range(len(haystack)) for j in range(i + 1, len(haystack) + 1)}
-    expected = {s[:4] for s in substrings} | ({""} if haystack else set())
+    expected = {s[:NICKNAME_KEY_LENGTH] for s in substrings} | ({""} if haystack else set())
     assert set(history_keys(haystack)) == expected
 
 
