@@ -37,9 +37,10 @@ class _Blacklist:
 
 class PersonalizationCache:
     """One process's kept rows: user rows at one user-rows version (``None``: read, no row) and,
-    per server, which ids are blacklisted at that server's version. Bounded: past ``max_users``
-    rows or ``max_servers`` servers the oldest go (all user rows at once: they are re-read in one
-    statement). Thread-safe: the bot's database threads and the web process's share it."""
+    per server, which ids are blacklisted at that server's version. Bounded: at most ``max_users``
+    user rows and as many blacklist answers per server, for at most ``max_servers`` servers (the
+    least recently used go); past the user-row bound everything goes at once, to be re-read in one
+    statement. Thread-safe: the bot's database threads and the web process's share it."""
 
     def __init__(self, *, max_users: int, max_servers: int) -> None:
         self.max_users = max_users
@@ -51,9 +52,13 @@ class PersonalizationCache:
 
     def clear(self) -> None:
         with self._lock:
-            self._users_version = None
-            self._users.clear()
-            self._blacklists.clear()
+            self._forget(None)
+
+    def _forget(self, users_version: int | None) -> None:
+        # Blacklist answers go with the user rows: a lookup needs both, and they would outgrow the bound.
+        self._users_version = users_version
+        self._users.clear()
+        self._blacklists.clear()
 
     def lookup(
         self, server_id: int, versions: PersonalizationVersions, disc_ids: Iterable[str]
@@ -71,10 +76,18 @@ class PersonalizationCache:
     def keep(self, server_id: int, versions: PersonalizationVersions, disc_ids: Iterable[str], read: UserReads) -> None:
         """Keep what one read of ``disc_ids`` found, under the versions read before it."""
         ids = list(disc_ids)
+        if len(ids) > self.max_users:
+            return
         with self._lock:
-            if self._users_version != versions.user_rows or len(self._users) + len(ids) > self.max_users:
-                self._users_version, self._users = versions.user_rows, {}
+            if self._users_version != versions.user_rows:
+                self._forget(versions.user_rows)
             blacklist = self._blacklists.get(server_id)
+            new = [i for i in ids if i not in self._users or blacklist is None or i not in blacklist.listed]
+            if len(self._users) + len(new) > self.max_users or (
+                blacklist is not None and len(blacklist.listed) + len(new) > self.max_users
+            ):
+                self._forget(versions.user_rows)
+                blacklist = None
             if blacklist is None or blacklist.version != versions.server:
                 blacklist = self._blacklists[server_id] = _Blacklist(versions.server)
             self._blacklists.move_to_end(server_id)

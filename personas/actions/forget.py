@@ -108,7 +108,6 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
             counts["naming_preferences"] = _delete(UserPersonaNamingPreference.objects.filter(user=user))
             counts["stat_counters"] = _delete(StatCounter.objects.filter(user=user))
             DiscordUser.objects.filter(pk=user.pk).update(**_PROFILE_CLEARED)
-            bump_user_rows()
             counts["profile_cleared"] = True
             reminders = Reminder.objects.filter(Q(user_discord_id=user_disc_id) | Q(created_by_user=user))
         else:
@@ -123,6 +122,10 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
             _delete_history(user)
         answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
+        if user is not None:
+            # Last: the counter's row lock is shared by every user-row write, so it is held only
+            # from here to the commit.
+            bump_user_rows()
     return ForgetResult(**counts)
 
 

@@ -24,6 +24,8 @@ def set_privacy_level(user: DiscordUser, level: int, *, actor: Actor) -> Discord
     """Set a user's global privacy level (data-model.md §2.4; semantics P-01..P-05)."""
     if level not in PrivacyLevel.values:
         raise ActionError(f"Unknown privacy level {level!r}; expected one of {PrivacyLevel.values}.")
+    if user.privacy_level == level:
+        return user  # nothing to write, and no version bump to empty every process's kept rows
     with recording(actor), transaction.atomic():
         # save(), not update(): the audit trail records the old and new level.
         user.privacy_level = level
@@ -45,7 +47,6 @@ def register_user(user_disc_id: str, *, username: str, global_name: str | None, 
         if created or renamed:
             bump_user_rows()
     return user
-
 
 
 # What a moderator edits on a user's page besides the privacy level (which has its own action):
@@ -119,13 +120,13 @@ def register_users(users: Sequence[NewUser], *, language: str, actor: Actor) -> 
     Existing rows are left as they are (``ignore_conflicts``, which also makes a concurrent
     registration of the same user harmless). No savepoint: the insert and the version bump are
     the only statements. A bulk insert writes no history rows: a user's audit trail starts at
-    their first change. The bump is needed although no row changed: a process may keep "no row"
-    for these ids (``chatcontext.personalization``).
+    their first change. The bump comes after the insert, as in every action: the counter's row lock
+    is taken last by all of them, so two registrations of the same newcomer cannot deadlock; it is
+    needed because a process may keep "no row" for these ids (``chatcontext.personalization``).
     """
     if not users:
         return
     with recording(actor), transaction.atomic(savepoint=False):
-        bump_user_rows()
         DiscordUser.objects.bulk_create(
             [
                 DiscordUser(
@@ -135,6 +136,7 @@ def register_users(users: Sequence[NewUser], *, language: str, actor: Actor) -> 
             ],
             ignore_conflicts=True,
         )
+        bump_user_rows()
 
 
 def set_naming_preference(

@@ -33,4 +33,3 @@ def bump_user_rows() -> None:
 def bump_server(server_id: int) -> None:
     """The server's personalization blacklist changed."""
     _bump(server_id)
-

@@ -13,7 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from chatcontext.config import StageConfig
 from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.pipeline import build_turn_context
+from chatcontext.repository import PersonalizationVersions, UserReads
 from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.types import UserRow
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR
@@ -48,6 +50,11 @@ def turn_sql(inputs: SnapshotTurn, cache: PersonalizationCache | None) -> tuple[
 
 def user_row_reads(statements: list[str]) -> list[str]:
     return [s for s in statements if s.startswith('SELECT u."user_disc_id"')]
+
+
+def registrations(statements: list[str]) -> list[str]:
+    # SQLite writes INSERT OR IGNORE, PostgreSQL INSERT … ON CONFLICT DO NOTHING.
+    return [s for s in statements if s.startswith("INSERT") and 'INTO "users"' in s]
 
 
 def new_cache() -> PersonalizationCache:
@@ -129,3 +136,38 @@ def _args(inputs: SnapshotTurn) -> dict[str, Any]:
         "transcripts": inputs.transcripts,
         "config": StageConfig(),
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_that_registers_someone_lets_the_next_turn_see_their_row() -> None:
+    """H-04 registration bumps the version: without it the next turn would still hold "no row" for
+    the newcomer and register them again (the prompt itself may not show it)."""
+    doc, loaded = loaded_turn(8)
+    cache = new_cache()
+    build_turn_context(**_args(snapshot_turn(doc, loaded)))
+    actions.delete_user(m.DiscordUser.objects.get(user_disc_id=user_id(2)), actor=TEST_ACTOR)
+    registering, _ = turn_sql(snapshot_turn(doc, loaded), cache)
+    assert registrations(registering)
+    after, ctx = turn_sql(snapshot_turn(doc, loaded), cache)
+    assert not registrations(after)
+    assert ctx.context_items == build_turn_context(**_args(snapshot_turn(doc, loaded))).context_items
+
+
+def test_the_cache_keeps_at_most_its_bound() -> None:
+    cache = PersonalizationCache(max_users=3, max_servers=2)
+    versions = PersonalizationVersions(user_rows=1, server=1)
+
+    def read(*ids: str) -> UserReads:
+        return UserReads({i: UserRow(user_id=int(i), user_disc_id=i) for i in ids}, set(), {})
+
+    cache.keep(1, versions, ["1", "2"], read("1", "2"))
+    assert set(cache.lookup(1, versions, ["1", "2"])[0]) == {"1", "2"}
+    cache.keep(1, versions, ["1", "2"], read("1", "2"))  # the same ids again: nothing new
+    assert set(cache.lookup(1, versions, ["1", "2"])[0]) == {"1", "2"}
+    cache.keep(1, versions, ["3", "4"], read("3", "4"))  # past the bound: everything goes first
+    assert set(cache.lookup(1, versions, ["1", "2", "3", "4"])[0]) == {"3", "4"}
+    cache.keep(2, versions, ["3"], read("3"))
+    cache.keep(3, versions, ["3"], read("3"))  # a third server: the least recent one goes
+    assert cache.lookup(1, versions, ["3"]) == ({}, set())
+    cache.keep(2, versions, ["5", "6", "7", "8"], read("5", "6", "7", "8"))  # one read past the bound
+    assert cache.lookup(2, versions, ["5"]) == ({}, set())

@@ -183,6 +183,12 @@ class CachedTurnsMatchFreshOnes(RuleBasedStateMachine):
         self.assemble(None)  # the next turn registers them again, before either side reads
 
     @rule(n=PEOPLE)
+    def add_user_by_superuser(self, n: int) -> None:
+        """The admin's add form saves through this action (its multi-fieldset form is not posted here)."""
+        if not m.DiscordUser.objects.filter(user_disc_id=user_id(n)).exists():
+            actions.add_user(m.DiscordUser(user_disc_id=user_id(n), username=f"added{n}"), actor=TEST_ACTOR)
+
+    @rule(n=PEOPLE)
     def tool_call_remembers(self, n: int) -> None:
         # A refusal (a FULL or blacklisted subject) writes nothing, which is the point of the rule.
         with contextlib.suppress(tool_actions.ToolWriteRefused):
@@ -236,8 +242,10 @@ EVERY_WRITE_PATH: list[tuple[str, dict[str, Any], list[tuple[str, dict[str, Any]
     ("forget_me", {"n": 2, "by_api": False}, [CAPTAIN]),
     ("forget_me", {"n": 2, "by_api": True}, [CAPTAIN]),
     ("delete_user_by_admin", {"n": 3}, []),
-    # A row created for an id the cache holds as "no row" (user 3, gone from the server, deleted).
+    # Rows created for an id the cache holds as "no row" (user 3, gone from the server, deleted).
     ("rename_on_first_contact", {"n": 3, "name": "renamed"}, [("delete_user_by_admin", {"n": 3})]),
+    ("add_user_by_superuser", {"n": 3}, [("delete_user_by_admin", {"n": 3})]),
+    ("tool_call_remembers", {"n": 3}, [("delete_user_by_admin", {"n": 3})]),
 ]
 
 
