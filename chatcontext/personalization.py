@@ -105,7 +105,7 @@ class UserReadSource:
 
     def __init__(self, server_id: int | None, cache: PersonalizationCache | None = None) -> None:
         self.server_id = server_id
-        self.cache = cache if server_id is not None else None
+        self.cache = cache
         self._versions: PersonalizationVersions | None = None
 
     def load(self, disc_ids: Iterable[str], *, naming_lineages: Iterable[int] = ()) -> UserReads:
