@@ -174,11 +174,11 @@ def load_blacklisted(server_id: int | None, disc_ids: Iterable[str]) -> set[str]
     if server_id is None or not ids:
         return set()
     b = sql.names(m.PersonalizationBlacklist)
+    listed, listed_ids = sql.any_of(m.PersonalizationBlacklist, b["user_disc_id"], ids)
     rows = sql.fetch(
         m.PersonalizationBlacklist,
-        f"SELECT {b['user_disc_id']} FROM {b.table} "
-        f"WHERE {b['server']} = %s AND {b['user_disc_id']} IN ({sql.placeholders(ids)})",
-        [server_id, *ids],
+        f"SELECT {b['user_disc_id']} FROM {b.table} WHERE {b['server']} = %s AND {listed}",
+        [server_id, listed_ids],
     )
     return {disc_id for (disc_id,) in rows}
 
@@ -208,7 +208,6 @@ def load_user_rows_and_blacklist(
     if not ids:
         return UserReads({}, set(), {})
     u, b, n = sql.names(m.DiscordUser), sql.names(m.PersonalizationBlacklist), sql.names(m.UserPersonaNamingPreference)
-    in_ids = sql.placeholders(ids)
     params: list[Any] = []
     listed = "FALSE"
     if server_id is not None:
@@ -220,24 +219,24 @@ def load_user_rows_and_blacklist(
     preference_columns, join = ", ".join(["NULL"] * (1 + len(NAMING_OVERRIDES))), ""
     if lineages:
         preference_columns = n.columns("persona_lineage_id", *NAMING_OVERRIDES, alias="n")
-        join = (
-            f"LEFT JOIN {n.table} n ON n.{n['user']} = u.{u['user_id']} "
-            f"AND n.{n['persona_lineage_id']} IN ({sql.placeholders(lineages)}) "
-        )
-        params += lineages
+        of_lineages, lineage_param = sql.any_of(m.UserPersonaNamingPreference, f"n.{n['persona_lineage_id']}", lineages)
+        join = f"LEFT JOIN {n.table} n ON n.{n['user']} = u.{u['user_id']} AND {of_lineages} "
+        params.append(lineage_param)
+    of_ids, ids_param = sql.any_of(m.DiscordUser, f"u.{u['user_disc_id']}", ids)
     query = (
         f"SELECT u.{u['user_disc_id']}, {listed}, {u.columns(*USER_ROW_COLUMNS, alias='u')}, {preference_columns} "
-        f"FROM {u.table} u {join}WHERE u.{u['user_disc_id']} IN ({in_ids})"
+        f"FROM {u.table} u {join}WHERE {of_ids}"
     )
-    params += ids
+    params.append(ids_param)
     if server_id is not None:
         nulls = ", ".join(["NULL"] * (len(USER_ROW_COLUMNS) + 1 + len(NAMING_OVERRIDES)))
+        of_listed_ids, _ = sql.any_of(m.PersonalizationBlacklist, f"b.{b['user_disc_id']}", ids)
         query += (
             f" UNION ALL SELECT b.{b['user_disc_id']}, TRUE, {nulls} FROM {b.table} b "
-            f"WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} IN ({in_ids}) "
+            f"WHERE b.{b['server']} = %s AND {of_listed_ids} "
             f"AND NOT EXISTS (SELECT 1 FROM {u.table} u WHERE u.{u['user_disc_id']} = b.{b['user_disc_id']})"
         )
-        params += [server_id, *ids]
+        params += [server_id, ids_param]
     reads = UserReads({}, set(), {})
     width = len(USER_ROW_COLUMNS)
     for disc_id, is_listed, *values in sql.fetch(m.DiscordUser, query, params):
@@ -261,12 +260,13 @@ def load_naming_preferences(
     if not users or not wanted:
         return {}
     n = sql.names(m.UserPersonaNamingPreference)
+    of_users, users_param = sql.any_of(m.UserPersonaNamingPreference, n["user"], users)
+    of_lineages, lineages_param = sql.any_of(m.UserPersonaNamingPreference, n["persona_lineage_id"], wanted)
     rows = sql.fetch(
         m.UserPersonaNamingPreference,
         f"SELECT {n.columns('user', 'persona_lineage_id', *NAMING_OVERRIDES)} FROM {n.table} "
-        f"WHERE {n['user']} IN ({sql.placeholders(users)}) "
-        f"AND {n['persona_lineage_id']} IN ({sql.placeholders(wanted)})",
-        [*users, *wanted],
+        f"WHERE {of_users} AND {of_lineages}",
+        [users_param, lineages_param],
     )
     return {
         (user_id, lineage): NamingPreference(user_id, lineage, nickname, prefix, suffix)
@@ -325,11 +325,12 @@ def load_blocks_and_sprite_labels(
         )
         params += [server_id, persona_id, ms_to_datetime(now_ms)]
     if ids:
+        labelled, ids_param = sql.any_of(m.PersonaSpriteMessage, s["message_disc_id"], ids)
         branches.append(
             f"SELECT 1, NULL, {s.columns('message_disc_id', 'persona', 'sprite_name')}, NULL, NULL "
-            f"FROM {s.table} WHERE {s['message_disc_id']} IN ({sql.placeholders(ids)})"
+            f"FROM {s.table} WHERE {labelled}"
         )
-        params += ids
+        params.append(ids_param)
     read = BlocksAndSprites([], {})
     if not branches:
         return read

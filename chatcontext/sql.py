@@ -52,12 +52,23 @@ def names(model: type[models.Model]) -> Names:
 
 
 def placeholders(values: Sequence[Any]) -> str:
-    """``%s, %s, …`` for an ``IN (…)`` list; callers never pass an empty one."""
+    """``%s, %s, …`` for a short ``IN (…)`` list of constants; callers never pass an empty one."""
     return ", ".join(["%s"] * len(values))
 
 
 def vendor(model: type[models.Model]) -> str:
     return connections[router.db_for_read(model)].vendor
+
+
+def any_of(model: type[models.Model], column: str, values: Sequence[Any]) -> tuple[str, Any]:
+    """The condition "``column`` is one of ``values``" on ``model``'s read database, with its one
+    parameter: a PostgreSQL array, or a JSON list that SQLite's ``json_each`` unpacks. One parameter
+    rather than one per value: psycopg parses a statement of more than 50 parameters afresh on every
+    execution and quotes each value, and Django's SQLite cursor rewrites every placeholder; with the
+    turn's id lists of a few hundred ids that was about a third of each read's time."""
+    if vendor(model) == "postgresql":
+        return f"{column} = ANY(%s)", list(values)
+    return f"{column} IN (SELECT value FROM json_each(%s))", json.dumps(list(values))
 
 
 def fetch(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[tuple[Any, ...]]:
@@ -74,11 +85,10 @@ def fetch(model: type[models.Model], sql: str, params: Iterable[Any]) -> list[tu
 def select_in(
     model: type[models.Model], columns: Sequence[str], field: str, values: Sequence[Any]
 ) -> list[tuple[Any, ...]]:
-    """``columns`` of ``model``'s rows whose ``field`` is one of ``values`` (not empty)."""
+    """``columns`` of ``model``'s rows whose ``field`` is one of ``values``."""
     n = names(model)
-    return fetch(
-        model, f"SELECT {n.columns(*columns)} FROM {n.table} WHERE {n[field]} IN ({placeholders(values)})", values
-    )
+    condition, param = any_of(model, n[field], values)
+    return fetch(model, f"SELECT {n.columns(*columns)} FROM {n.table} WHERE {condition}", [param])
 
 
 def select_server_rows(model: type[models.Model], columns: Sequence[str], server_id: int) -> list[tuple[Any, ...]]:

@@ -167,11 +167,9 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     branches: list[str] = []
     branch_params: list[object] = []
     if candidate_ids:
-        branches.append(
-            f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='c')} FROM {u.table} c "
-            f"WHERE c.{u['user_disc_id']} IN ({sql.placeholders(candidate_ids)})"
-        )
-        branch_params += candidate_ids
+        of_candidates, candidates_param = sql.any_of(m.DiscordUser, f"c.{u['user_disc_id']}", candidate_ids)
+        branches.append(f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='c')} FROM {u.table} c WHERE {of_candidates}")
+        branch_params.append(candidates_param)
     if query.server_id is not None:
         branches.append(
             f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='a')} FROM {u.table} a "

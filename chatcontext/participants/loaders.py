@@ -202,12 +202,12 @@ class DatabaseHydrationDeps:
         if ids:
             lineages = sorted({query.lineage_id, 0})
             p = sql.names(m.PersonalMemory)
+            of_users, users_param = sql.any_of(m.PersonalMemory, p["user"], ids)
             branches.append(
                 f"SELECT 0, {p['personal_memory_id']}, {p.columns(*_MEMORY_COLUMNS)} FROM {p.table} "
-                f"WHERE {p['user']} IN ({sql.placeholders(ids)}) "
-                f"AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)})"
+                f"WHERE {of_users} AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)})"
             )
-            params += [*ids, *lineages]
+            params += [users_param, *lineages]
         if query.server_id is not None:
             server_branch, server_params = server_memory_branch(query.server_id, query.lineage_id)
             branches.append(server_branch)
@@ -233,8 +233,9 @@ class DatabaseHydrationDeps:
         humans = _ids(query.human_ids)
         if humans:
             assigned = f"{r['persona']} = %s" + (f" OR {r['persona']} IS NULL" if query.include_unassigned else "")
-            wanted.append(f"({r['user_discord_id']} IN ({sql.placeholders(humans)}) AND ({assigned}))")
-            params += [*humans, query.persona_id]
+            of_humans, humans_param = sql.any_of(m.Reminder, r["user_discord_id"], humans)
+            wanted.append(f"({of_humans} AND ({assigned}))")
+            params += [humans_param, query.persona_id]
         if query.bot_user_id:
             wanted.append(f"({r['user_discord_id']} = %s AND {r['self_reminder']} = %s AND {r['persona']} = %s)")
             params += [query.bot_user_id, True, query.persona_id]
