@@ -320,7 +320,8 @@ def load_blocks_and_sprite_labels(
     params: list[Any] = []
     if server_id is not None and persona_id is not None:
         branches.append(
-            f"SELECT 0, {b['id']}, {b.columns('user_disc_id', 'persona', 'block_type', 'reason', 'expires_at')} "
+            f"SELECT 0, {b['id']}, {b.columns('user_disc_id', 'persona', 'block_type', 'reason')}, "
+            f"{sql.epoch_us(m.PersonaUserBlock, b['expires_at'])} "
             f"FROM {b.table} WHERE {b['server']} = %s AND {b['persona']} = %s AND {b['expires_at']} > %s"
         )
         params += [server_id, persona_id, ms_to_datetime(now_ms)]
@@ -339,7 +340,7 @@ def load_blocks_and_sprite_labels(
         if kind:
             read.sprite_labels[disc_id] = (persona, text)
         else:
-            read.active_blocks.append(BlockRow(disc_id, text, sql.epoch_ms(expires_at), persona, reason))
+            read.active_blocks.append(BlockRow(disc_id, text, sql.us_to_ms(expires_at), persona, reason))
     return read
 
 
@@ -362,8 +363,8 @@ def load_emojis_and_stickers(server_id: int) -> tuple[list[EmojiRow], list[Stick
     return emojis, stickers
 
 
-# Both kinds of memory are read as (kind, id, user id, lineage, content, tags, created_at), newest
-# first, so a turn reads the server memories alone or with the personal ones in one statement
+# Both kinds of memory are read as (kind, id, user id, lineage, content, tags, created_at as
+# ``sql.epoch_us``), newest first, so a turn reads the server memories alone or with the personal ones in one statement
 # (``DatabaseHydrationDeps.load_memories``), ordered alike.
 MEMORY_ORDER = " ORDER BY 7 DESC, 2 DESC"
 
@@ -372,7 +373,8 @@ def server_memory_branch(server_id: int, lineage_id: int) -> tuple[str, list[Any
     """The SELECT of one server's memories of a lineage plus lineage 0 (global), and its parameters."""
     s = sql.names(m.ServerMemory)
     return (
-        f"SELECT 1, {s['id']}, NULL, {s.columns('persona_lineage_id', 'content', 'tags', 'created_at')} "
+        f"SELECT 1, {s['id']}, NULL, {s.columns('persona_lineage_id', 'content', 'tags')}, "
+        f"{sql.epoch_us(m.ServerMemory, s['created_at'])} "
         f"FROM {s.table} WHERE {s['server']} = %s AND {s['persona_lineage_id']} IN (%s, 0)",
         [server_id, lineage_id],
     )
@@ -385,7 +387,7 @@ def server_memory_row(values: Sequence[Any]) -> ServerMemoryRow:
         persona_lineage_id=lineage,
         content=content,
         tags=sql.string_list(tags) or (),
-        created_at_ms=sql.epoch_ms(created_at),
+        created_at_ms=sql.us_to_ms(created_at),
     )
 
 

@@ -6,7 +6,8 @@ SQL itself. The stage's reads are simple and fixed, so they are written here onc
 models' own table and column names (a renamed field fails at the first read, not silently), run on
 the connection the database router picks for the model (the replay scratch database included), and
 return the driver's tuples. Callers convert the few columns whose driver value differs between
-SQLite and PostgreSQL with ``string_list`` (JSON text), ``epoch_ms`` and ``bool``.
+SQLite and PostgreSQL with ``string_list`` (JSON text) and ``bool``; datetime columns are read as
+``epoch_us`` integers.
 
 Only reads live here; writes keep the ORM and its signals.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache, lru_cache
 from typing import Any
 
@@ -115,11 +116,19 @@ def _decoded_string_list(text: str) -> tuple[str, ...] | None:
     return _as_string_list(json.loads(text))
 
 
-def aware_datetime(value: datetime | str) -> datetime:
-    """A datetime column as the driver returns it: naive UTC text on SQLite, aware on PostgreSQL."""
-    parsed = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+def epoch_us(model: type[models.Model], column: str) -> str:
+    """SQL for the datetime ``column`` of ``model`` as whole microseconds since the epoch, so the
+    driver hands over an int: psycopg converts a timestamp through Django's loader, written in Python,
+    and a turn reads hundreds of them (memories). On SQLite the column holds Django's naive UTC text
+    ``YYYY-MM-DD HH:MM:SS[.ffffff]``."""
+    if vendor(model) == "postgresql":
+        return f"FLOOR(EXTRACT(EPOCH FROM {column}) * 1000000)::bigint"
+    # The seconds of the first 19 characters only: SQLite rounds a fraction to milliseconds, so
+    # strftime over `…:00.999500` gives the next second.
+    seconds = f"CAST(strftime('%%s', SUBSTR({column}, 1, 19)) AS INTEGER)"
+    return f"({seconds} * 1000000 + CAST(SUBSTR({column}, 21, 6) AS INTEGER))"
 
 
-def epoch_ms(value: datetime | str) -> int:
-    return int(aware_datetime(value).timestamp() * 1000)
+def us_to_ms(microseconds: int) -> int:
+    """An ``epoch_us`` value in the stage's whole milliseconds (``repository.datetime_to_ms``)."""
+    return microseconds // 1000

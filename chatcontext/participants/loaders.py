@@ -111,33 +111,23 @@ class HydrationDeps(Protocol):
     def role_name(self, role_id: str) -> str | None: ...
 
 
-_MEMORY_COLUMNS = ("user", "persona_lineage_id", "content", "tags", "created_at")
-_REMINDER_COLUMNS = (
-    "reminder_id",
-    "user_discord_id",
-    "reminder_purpose",
-    "reminder_time",
-    "channel_disc_id",
-    "persona",
-    "self_reminder",
-    "repetition_interval_hours",
-    "created_by_user",
-)
+_MEMORY_COLUMNS = ("user", "persona_lineage_id", "content", "tags")
+_REMINDER_COLUMNS = ("channel_disc_id", "persona", "self_reminder", "repetition_interval_hours", "created_by_user")
 
 
 def _memory_row(
-    memory_id: int, user_id: int, lineage: int, content: object, raw_tags: object, created: Any
+    memory_id: int, user_id: int, lineage: int, content: object, raw_tags: object, created_us: int
 ) -> MemoryRow | None:
     tags = sql.string_list(raw_tags)
     if tags is None or not isinstance(content, str):
         return None  # data-model §2.11: invalid rows are skipped
-    return MemoryRow(memory_id, user_id, lineage, content, tags, sql.epoch_ms(created))
+    return MemoryRow(memory_id, user_id, lineage, content, tags, sql.us_to_ms(created_us))
 
 
 def _reminder_row(values: tuple[Any, ...]) -> ReminderRow:
     reminder_id, target, purpose, when, channel, persona_id, is_self, repeat, creator = values
     return ReminderRow(
-        reminder_id, target, purpose, sql.epoch_ms(when), channel, persona_id, bool(is_self), repeat, creator
+        reminder_id, target, purpose, sql.us_to_ms(when), channel, persona_id, bool(is_self), repeat, creator
     )
 
 
@@ -204,7 +194,8 @@ class DatabaseHydrationDeps:
             p = sql.names(m.PersonalMemory)
             of_users, users_param = sql.any_of(m.PersonalMemory, p["user"], ids)
             branches.append(
-                f"SELECT 0, {p['personal_memory_id']}, {p.columns(*_MEMORY_COLUMNS)} FROM {p.table} "
+                f"SELECT 0, {p['personal_memory_id']}, {p.columns(*_MEMORY_COLUMNS)}, "
+                f"{sql.epoch_us(m.PersonalMemory, p['created_at'])} FROM {p.table} "
                 f"WHERE {of_users} AND {p['persona_lineage_id']} IN ({sql.placeholders(lineages)})"
             )
             params += [users_param, *lineages]
@@ -241,7 +232,8 @@ class DatabaseHydrationDeps:
             params += [query.bot_user_id, True, query.persona_id]
         rows = sql.fetch(
             m.Reminder,
-            f"SELECT {r.columns(*_REMINDER_COLUMNS)} FROM {r.table} "
+            f"SELECT {r.columns('reminder_id', 'user_discord_id', 'reminder_purpose')}, "
+            f"{sql.epoch_us(m.Reminder, r['reminder_time'])}, {r.columns(*_REMINDER_COLUMNS)} FROM {r.table} "
             f"WHERE {r['server']} = %s AND {r['status']} = %s AND {r['reminder_time']} > %s "
             f"AND ({' OR '.join(wanted)}) ORDER BY {r['reminder_time']}, {r['reminder_id']}",
             params,

@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcontext import repository, sql
 from chatcontext.participants.loaders import DatabaseHydrationDeps, LineageMemories, MemoryQuery, ReminderQuery
@@ -43,12 +45,23 @@ def test_string_list_reads_json_text_or_decoded_lists(value, expected):
     assert sql.string_list(value) == expected
 
 
-@pytest.mark.parametrize(
-    "value",
-    ["2026-05-01 12:00:00.250000", datetime(2026, 5, 1, 12, 0, 0, 250000), NOW],
-)
-def test_epoch_ms_treats_naive_driver_values_as_utc(value):
-    assert sql.epoch_ms(value) == NOW_MS
+@pytest.mark.django_db
+@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)))
+def test_epoch_us_reads_a_stored_datetime_as_its_exact_microseconds(when):
+    """Whole microseconds on either database (whole seconds too, which SQLite stores without a
+    fraction), and in milliseconds what ``repository.datetime_to_ms`` gives."""
+    server = m.Server.objects.get_or_create(server_disc_id="200000000000000001")[0]
+    memory = m.ServerMemory.objects.create(server=server, persona_lineage_id=0, content="x")
+    m.ServerMemory.objects.filter(pk=memory.pk).update(created_at=when)
+    s = sql.names(m.ServerMemory)
+    [(value,)] = sql.fetch(
+        m.ServerMemory,
+        f"SELECT {sql.epoch_us(m.ServerMemory, s['created_at'])} FROM {s.table} WHERE {s['id']} = %s",
+        [memory.pk],
+    )
+    assert value == (when - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    assert sql.us_to_ms(value) == repository.datetime_to_ms(when)
+    memory.delete()
 
 
 @pytest.mark.django_db
