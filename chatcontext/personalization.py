@@ -100,38 +100,59 @@ class PersonalizationCache:
 
 class UserReadSource:
     """A turn's reads of user rows and blacklist entries (with naming preferences when asked):
-    through ``cache`` when there is one and the turn is on a server, else straight from the
-    database. The versions are read once, at the turn's first read."""
+    what the turn has read already, then ``cache`` when there is one and the turn is on a server,
+    then the database. The versions are read once, at the turn's first read.
+
+    What the turn has read it does not read again: a second read in the same turn would find the
+    same rows or newer ones, and the first already came after the turn started. With naming
+    preferences asked for and every row known, only the preferences are read (the rows are most
+    of a read's width)."""
 
     def __init__(self, server_id: int | None, cache: PersonalizationCache | None = None) -> None:
         self.server_id = server_id
         self.cache = cache
         self._versions: PersonalizationVersions | None = None
+        self._rows: dict[str, UserRow | None] = {}
+        self._listed: dict[str, bool] = {}
 
     def load(self, disc_ids: Iterable[str], *, naming_lineages: Iterable[int] = ()) -> UserReads:
         ids = sorted(set(disc_ids))
         lineages = sorted(set(naming_lineages))
-        if self.cache is None or self.server_id is None or not ids:
+        if self.server_id is None or not ids:
             return repository.load_user_rows_and_blacklist(self.server_id, ids, naming_lineages=lineages)
-        server_id, cache = self.server_id, self.cache
-        if self._versions is None:
-            self._versions = repository.load_personalization_versions(server_id)
-        versions = self._versions
-        kept, listed = cache.lookup(server_id, versions, ids)
-        missing = [i for i in ids if i not in kept]
+        server_id = self.server_id
+        missing = [i for i in ids if i not in self._listed]
+        if missing and self.cache is not None:
+            if self._versions is None:
+                self._versions = repository.load_personalization_versions(server_id)
+            kept, listed = self.cache.lookup(server_id, self._versions, missing)
+            self._remember(kept, listed)
+            missing = [i for i in missing if i not in kept]
         if missing:
-            # With naming preferences wanted, the kept ids are read again with the missing ones: one
+            # With naming preferences wanted, the known ids are read again with the missing ones: one
             # statement either way.
             asked = ids if lineages else missing
             read = repository.load_user_rows_and_blacklist(server_id, asked, naming_lineages=lineages)
-            if repository.reads_are_committed():
-                cache.keep(server_id, versions, asked, read)
+            self.remember(asked, read)
             if lineages:
                 return read
-            kept.update(read.rows)
-            listed |= read.blacklisted
-        rows = {i: row for i, row in kept.items() if row is not None}
-        return UserReads(rows, listed, repository.load_naming_preferences([r.user_id for r in rows.values()], lineages))
+        rows = {i: row for i in ids if (row := self._rows[i]) is not None}
+        preferences = repository.load_naming_preferences([r.user_id for r in rows.values()], lineages)
+        return UserReads(rows, {i for i in ids if self._listed[i]}, preferences)
+
+    def remember(self, disc_ids: Iterable[str], read: UserReads) -> None:
+        """What one read of ``disc_ids`` made after this turn started found (a row, or none, and
+        the blacklist entry of each), for the rest of the turn and, when the versions were read
+        before it, for the process's cache."""
+        ids = list(disc_ids)
+        self._remember({i: read.rows.get(i) for i in ids}, read.blacklisted)
+        if self.cache is not None and self._versions is not None and repository.reads_are_committed():
+            assert self.server_id is not None
+            self.cache.keep(self.server_id, self._versions, ids, read)
+
+    def _remember(self, rows: dict[str, UserRow | None], listed: set[str]) -> None:
+        self._rows.update(rows)
+        self._listed.update((i, i in listed) for i in rows)
 
 
 # Blacklists of this many servers are kept at most (an entry is a few bytes per id).

@@ -34,6 +34,7 @@ from chatcontext.directives import TailContext, apply_tail_directives
 from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
+from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, load_candidate_rows
 from chatcontext.participants.discovery import member_directory_for
 from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads, build_conversation_corpus
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
@@ -388,10 +389,26 @@ def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: Perso
             is_user_impersonation=turn.incoming.is_user_impersonation,
         ),
         request_scope=req.scopes(turn.locked_turn),
+        candidate_source=_remembered_candidates(req.users),
         member_directory=member_directory_for(req.transport),
         now_ms=turn.now_ms,
         clock=req.clock,
     )
+
+
+def _remembered_candidates(users: UserReadSource) -> CandidateSource:
+    """D-16's read, whose user rows and blacklist entries the turn's later reads of the same users
+    (step 10, hydration) then take from ``users`` instead of reading them again."""
+
+    def read(query: CandidateQuery) -> list[CandidateRow]:
+        candidates = load_candidate_rows(query)
+        if query.server_id is not None and query.server_id == users.server_id:
+            rows = {c.row.user_disc_id: c.row for c in candidates}
+            listed = {c.row.user_disc_id for c in candidates if c.blacklisted}
+            users.remember(rows, repository.UserReads(rows, listed, {}))
+        return candidates
+
+    return read
 
 
 def _history_naming(

@@ -55,8 +55,12 @@ class CandidateEvidence:
 
 @dataclass(frozen=True)
 class CandidateRow:
+    """A candidate's user row, its evidence, and whether the query's server blacklists it (which
+    discovery does not ask, but the turn's later reads of the same row do)."""
+
     row: UserRow
     evidence: CandidateEvidence
+    blacklisted: bool = False
 
 
 CandidateSource = Callable[[CandidateQuery], list[CandidateRow]]
@@ -138,23 +142,27 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     """D-16: users whose id is a candidate id, OR with message/command activity in this server, OR
     whose normalized saved nickname occurs in the normalized history text — one SQL query, each row
     annotated with its evidence (memories in any lineage; a reminder targeting or created by the user
-    that is still due).
+    that is still due) and its blacklist entry in this server.
 
     The three conditions are a UNION of index-backed selects of whole rows rather than one OR over the
     users table (or a join back to it): the users table holds every server's users, and the OR made
     every turn scan all of them (146 ms per turn at 100,000 users on PostgreSQL, issue 9).
     """
     haystack = normalize_history_text(query.history_text)
-    u, s = sql.names(m.DiscordUser), sql.names(m.StatCounter)
+    u, s, b = sql.names(m.DiscordUser), sql.names(m.StatCounter), sql.names(m.PersonalizationBlacklist)
     p, r = sql.names(m.PersonalMemory), sql.names(m.Reminder)
     user_pk, user_disc_id = f"u.{u['user_id']}", f"u.{u['user_disc_id']}"
     active = (
         f"s.{s['server']} = %s AND s.{s['metric']} IN ({sql.placeholders(ACTIVITY_METRICS)}) AND s.{s['count']} > 0"
     )
-    activity, activity_params = "0", []
+    activity, activity_params, listed, listed_params = "0", [], "0", []
     if query.server_id is not None:
         activity = f"EXISTS (SELECT 1 FROM {s.table} s WHERE s.{s['user']} = {user_pk} AND {active})"
         activity_params = [query.server_id, *ACTIVITY_METRICS]
+        listed = (
+            f"EXISTS (SELECT 1 FROM {b.table} b WHERE b.{b['server']} = %s AND b.{b['user_disc_id']} = {user_disc_id})"
+        )
+        listed_params = [query.server_id]
     memories = f"EXISTS (SELECT 1 FROM {p.table} p WHERE p.{p['user']} = {user_pk})"
     # Two EXISTS, not one with an OR, so each can use its index.
     tasks = (
@@ -186,15 +194,15 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
         return []
     users = sql.fetch(
         m.DiscordUser,
-        f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='u')}, {activity}, {memories}, {tasks} "
+        f"SELECT {u.columns(*USER_ROW_COLUMNS, alias='u')}, {activity}, {memories}, {tasks}, {listed} "
         f"FROM ({' UNION '.join(branches)}) u ORDER BY {user_disc_id}",
-        [*activity_params, now, now, *branch_params],
+        [*activity_params, now, now, *listed_params, *branch_params],
     )
     wanted_ids = set(candidate_ids)
     rows: list[CandidateRow] = []
     for values in users:
         row = user_row_from_values(values)
-        activity_flag, memory_flag, task_flag = values[len(USER_ROW_COLUMNS) :]
+        activity_flag, memory_flag, task_flag, listed_flag = values[len(USER_ROW_COLUMNS) :]
         if not (row.user_disc_id in wanted_ids or activity_flag or _nickname_hit(row.user_nickname, haystack)):
             continue  # selected only by the SQL superset of the nickname clause
         rows.append(
@@ -205,6 +213,7 @@ def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
                     has_personal_memories=bool(memory_flag),
                     has_pending_tasks=bool(task_flag),
                 ),
+                bool(listed_flag),
             )
         )
     return rows
