@@ -9,7 +9,9 @@ with a fresh request scope per turn, like `make bench`.
 
     .venv/bin/python bench/compare.py 2582518 [--rounds 8] [--turns 8] [--messages 100 --participants 200]
 
-Prints, per tree, the median and minimum over all timed turns and the SQL queries per turn.
+Prints, per tree, the median and minimum wall time over all timed turns, the median CPU time of the
+turn's thread (steadier than wall time while other tenants of the machine take its cores), and the
+SQL queries per turn.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from harness import assemble, collect, load_turn, rolled_back, scratch_database
 shape = Shape(messages=int(sys.argv[2]), participants=int(sys.argv[3]), memories_per_user=int(sys.argv[4]))
 with scratch_database(), rolled_back():
     samples = collect(load_turn(generate_snapshot(shape)), runs=int(sys.argv[5]))
-print(json.dumps({"wall_ms": [s.wall_ms for s in samples], "queries": samples[0].queries}))
+print(json.dumps({"wall_ms": [s.wall_ms for s in samples], "cpu_ms": [s.cpu_ms for s in samples],
+                  "queries": samples[0].queries}))
 """
 
 
@@ -63,6 +66,7 @@ def main() -> None:
         try:
             trees = {args.commit: other, "this checkout": ROOT}
             walls: dict[str, list[float]] = {name: [] for name in trees}
+            cpus: dict[str, list[float]] = {name: [] for name in trees}
             queries: dict[str, object] = {}
             for round_number in range(args.rounds):
                 print(f"round {round_number + 1}/{args.rounds}", file=sys.stderr, flush=True)
@@ -71,17 +75,20 @@ def main() -> None:
                 for name, tree in order:
                     result = run_tree(tree, args)
                     walls[name] += result["wall_ms"]  # type: ignore[arg-type]
+                    cpus[name] += result["cpu_ms"]  # type: ignore[arg-type]
                     queries[name] = result["queries"]
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
 
     shape = f"{args.messages} messages x {args.participants} participants x {args.memories} memories"
     print(f"{shape}, {args.rounds} alternating runs of {args.turns} turns per tree")
-    print(f"{'tree':<16} {'median ms':>10} {'min ms':>8} {'queries':>8}")
+    print(f"{'tree':<16} {'median ms':>10} {'min ms':>8} {'CPU ms':>8} {'queries':>8}")
     for name, values in walls.items():
-        print(f"{name:<16} {statistics.median(values):>10.1f} {min(values):>8.1f} {queries[name]!s:>8}")
+        cpu = statistics.median(cpus[name])
+        print(f"{name:<16} {statistics.median(values):>10.1f} {min(values):>8.1f} {cpu:>8.1f} {queries[name]!s:>8}")
     base, new = (statistics.median(v) for v in walls.values())
-    print(f"this checkout / {args.commit}: {new / base:.2f}")
+    base_cpu, new_cpu = (statistics.median(v) for v in cpus.values())
+    print(f"this checkout / {args.commit}: {new / base:.2f} (CPU {new_cpu / base_cpu:.2f})")
 
 
 if __name__ == "__main__":

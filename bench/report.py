@@ -82,9 +82,9 @@ def _later_ratios(run: JSONDict) -> tuple[list[float], list[float]] | None:
     return None
 
 
-def _candidate_read(run: JSONDict, users: int) -> float | None:
+def _candidate_read(run: JSONDict, users: int, nicknames: str = "distinct") -> float | None:
     for point in (run.get("users_table") or {}).get("points", []):
-        if point["users"] == users:
+        if point["users"] == users and point.get("nicknames", "distinct") == nicknames:
             return float(point["median_ms"])
     return None
 
@@ -150,13 +150,14 @@ def _targets(results: JSONDict) -> list[Target]:
         out.append(Target(_LATER, detail, all(r <= LATER_PERSONA_RATIO for v in later.values() for r in v)))
     else:
         out.append(Target(_LATER, NOT_MEASURED, None))
-    candidate = _candidate_read(_postgresql(results), CANDIDATE_READ_USERS)
-    on_sqlite = _candidate_read(results, CANDIDATE_READ_USERS)
-    sqlite_note = f" ({_ms(on_sqlite)} on SQLite)" if on_sqlite is not None else ""
-    if candidate is not None:
-        out.append(Target(_CANDIDATE, f"{_ms(candidate)}{sqlite_note}", candidate <= CANDIDATE_READ_MS))
-    else:
-        out.append(Target(_CANDIDATE, f"{NOT_MEASURED} on PostgreSQL{sqlite_note}", None))
+    for nicknames, target in (("distinct", _CANDIDATE), ("name-like", _CANDIDATE_NAME_LIKE)):
+        candidate = _candidate_read(_postgresql(results), CANDIDATE_READ_USERS, nicknames)
+        on_sqlite = _candidate_read(results, CANDIDATE_READ_USERS, nicknames)
+        sqlite_note = f" ({_ms(on_sqlite)} on SQLite)" if on_sqlite is not None else ""
+        if candidate is not None:
+            out.append(Target(target, f"{_ms(candidate)}{sqlite_note}", candidate <= CANDIDATE_READ_MS))
+        else:
+            out.append(Target(target, f"{NOT_MEASURED} on PostgreSQL{sqlite_note}", None))
     return out
 
 
@@ -167,6 +168,9 @@ _PG_OVER_SQLITE = f"PostgreSQL ≤ {POSTGRES_OVER_SQLITE}× SQLite at the same p
 _STATEMENTS = f"SQL statements per turn ≤ {STATEMENTS_PER_TURN}"
 _LATER = f"later personas of a locked turn (3 personas): each ≤ {LATER_PERSONA_RATIO}× the first"
 _CANDIDATE = f"D-16 candidate read at {CANDIDATE_READ_USERS:,} users: ≤ {CANDIDATE_READ_MS:.0f} ms on PostgreSQL"
+_CANDIDATE_NAME_LIKE = (
+    f"the same read with name-like saved nicknames (beside the issue's target): ≤ {CANDIDATE_READ_MS:.0f} ms"
+)
 
 
 def _all_within(counts: dict[str, list[int]], limit: int) -> bool:
@@ -331,14 +335,15 @@ def _users_table_section(results: JSONDict) -> str | None:
     if not sqlite:
         return None
     postgresql = _postgresql(results).get("users_table")
-    header = ["users in the table", "candidate read, median ms (SQLite)"]
+    header = ["users in the table", "saved nicknames", "rows read", "median ms (SQLite)"]
     if postgresql:
         header.append("median ms (PostgreSQL)")
     rows = []
     for point in sqlite["points"]:
-        row = [f"{point['users']:,}", _f(point["median_ms"])]
+        kind = point.get("nicknames", "distinct")
+        row = [f"{point['users']:,}", kind, str(point.get("rows", "–")), _f(point["median_ms"])]
         if postgresql:
-            row.append(_f(_candidate_read(_postgresql(results), point["users"])))
+            row.append(_f(_candidate_read(_postgresql(results), point["users"], kind)))
         rows.append(row)
     return "\n\n".join([
         "### Database size: the candidate read (D-16)",
@@ -346,8 +351,11 @@ def _users_table_section(results: JSONDict) -> str | None:
         "(D-16) also selects any user *whose saved nickname appears in the history*, across every server. "
         "`users_table` times that read with the target point's history and 1,000 to 100,000 users of other "
         f"servers, one in {round(1 / sqlite['saved_nickname_share'])} with a saved nickname "
-        f"({sqlite['runs']} reads per size); [docs/scaling.md](docs/scaling.md) discusses its index.",
-        _table(header, "r" * len(header), rows),
+        f"({sqlite['runs']} reads per size). *Distinct* nicknames (`other nick 7`) never occur in the history; "
+        "*name-like* ones (one to three syllables, sometimes digits) do when they are short, inside the "
+        "history's words, and D-16 is a substring test, so those users are candidates and their rows are "
+        "read. [docs/scaling.md](docs/scaling.md) discusses the index and what the second kind costs.",
+        _table(header, "rlrrr"[: len(header)], rows),
     ])  # fmt: skip
 
 

@@ -72,7 +72,8 @@ def test_targets_compare_the_two_databases_of_the_same_run_and_leave_the_unmeasu
         False,  # 9 statements on SQLite
         None,  # no request_scope section
         None,  # the users table was measured on SQLite only
+        None,  # and without name-like nicknames
     ]
     unreachable = {**results, "postgresql": {"measured": False, "reason": "PostgreSQL is not reachable"}}
     met = {t["target"]: t["met"] for t in report.targets(unreachable)}
-    assert list(met.values()) == [None, None, True, None, False, None, None]
+    assert list(met.values()) == [None, None, True, None, False, None, None, None]
