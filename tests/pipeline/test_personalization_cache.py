@@ -171,3 +171,43 @@ def test_the_cache_keeps_at_most_its_bound() -> None:
     assert cache.lookup(1, versions, ["3"]) == ({}, set())
     cache.keep(2, versions, ["5", "6", "7", "8"], read("5", "6", "7", "8"))  # one read past the bound
     assert cache.lookup(2, versions, ["5"]) == ({}, set())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_reads_a_user_row_once_and_then_only_the_naming_preferences() -> None:
+    """The per-turn store of ``UserReadSource``: what the history read is not read again, and the
+    naming read of known users asks the preferences table alone, with the answer a full read gives."""
+    server = m.Server.objects.create(server_disc_id="800000000000000001")
+    alice = m.DiscordUser.objects.create(user_disc_id="100000000000000001", username="alice")
+    m.DiscordUser.objects.create(user_disc_id="100000000000000002", username="bob")
+    m.PersonalizationBlacklist.objects.create(server=server, user_disc_id="100000000000000002")
+    m.UserPersonaNamingPreference.objects.create(user=alice, persona_lineage_id=7, nickname_override="Ali")
+    ids, lineages = ["100000000000000001", "100000000000000002"], [7]
+    whole = UserReadSource(server.pk).load(ids, naming_lineages=lineages)  # a fresh source reads everything
+    source = UserReadSource(server.pk)
+
+    with CaptureQueriesContext(connection) as history:
+        source.load(ids)
+    with CaptureQueriesContext(connection) as again:
+        source.load(ids[:1])
+    with CaptureQueriesContext(connection) as naming:
+        named = source.load(ids, naming_lineages=lineages)
+
+    assert len(history) == 1 and len(again) == 0
+    assert len(naming) == 1
+    assert 'FROM "user_persona_naming_preferences"' in naming[0]["sql"] and '"users"' not in naming[0]["sql"]
+    assert (named.rows, named.blacklisted, named.preferences) == (whole.rows, whole.blacklisted, whole.preferences)
+    assert named.blacklisted == {"100000000000000002"} and named.preferences[(alice.pk, 7)].nickname_override == "Ali"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_naming_read_with_an_unknown_user_is_one_full_read() -> None:
+    server = m.Server.objects.create(server_disc_id="800000000000000001")
+    for n in (1, 2):
+        m.DiscordUser.objects.create(user_disc_id=f"10000000000000000{n}", username=f"user{n}")
+    source = UserReadSource(server.pk)
+    source.load(["100000000000000001"])
+    with CaptureQueriesContext(connection) as naming:
+        named = source.load(["100000000000000001", "100000000000000002"], naming_lineages=[7])
+    assert len(naming) == 1 and 'FROM "users"' in naming[0]["sql"]
+    assert set(named.rows) == {"100000000000000001", "100000000000000002"}
