@@ -126,6 +126,31 @@ class BestEffortRedisCache(RedisCache):
     def delete_many(self, keys: Any, version: int | None = None) -> None:
         self._guarded(lambda: super(BestEffortRedisCache, self).delete_many(keys, version), None)
 
+    def clear(self) -> bool:
+        """Delete this cache's keys, and only those. Django's ``clear`` runs FLUSHDB, but the cache
+        shares its Redis database with the channel layer and Celery (one ``REDIS_URL``): a flush
+        would drop the live feeds' groups, reminder occurrences on their way to the bot and queued
+        tasks of every process."""
+        return self._guarded(self._delete_own_keys, False)
+
+    def _delete_own_keys(self) -> bool:
+        client = self._cache.get_client(None, write=True)
+        # Keys are "<KEY_PREFIX>:<version>:<key>" (Django's default key function).
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=_glob_literal(self.key_prefix) + ":*", count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.delete(*batch)
+                batch = []
+        if batch:
+            client.delete(*batch)
+        return True
+
+
+def _glob_literal(text: str) -> str:
+    """``text`` as a Redis MATCH pattern that matches exactly itself."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)
+
 
 def redis_status() -> str:
     """``"not configured"``, ``"ok"`` or ``"unreachable"``: one PING, bounded by the connect timeout."""

@@ -9,8 +9,12 @@ in-memory channel layer, kombu's filesystem transport — and on the real Redis 
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 import redis
+from asgiref.sync import async_to_sync
 
 from botplatform.settings import REDIS_URL
 
@@ -27,3 +31,17 @@ def require_redis(url: str) -> str:
     except redis.RedisError as exc:
         pytest.fail(f"Redis at {url} (REDIS_URL) does not answer ({exc})")
     return url
+
+
+# A message on its way takes milliseconds; a lost one fails the test instead of hanging the suite.
+RECEIVE_SECONDS = 30
+
+
+def receive_from_sync(layer: Any, channel: str) -> dict[str, Any]:
+    """One message of ``channel`` on ``layer``, from synchronous test code."""
+
+    async def receive() -> dict[str, Any]:
+        message: dict[str, Any] = await asyncio.wait_for(layer.receive(channel), RECEIVE_SECONDS)
+        return message
+
+    return async_to_sync(receive)()

@@ -34,6 +34,7 @@ from personas.reminders_service import (
 )
 from tests.actors import TEST_ACTOR
 from tests.background.conftest import BOT_USER_ID, NOW, RecordingDispatcher, channel_gone
+from tests.services import receive_from_sync
 
 
 def test_due_reminders_fire_once_and_future_or_backed_off_ones_wait(make_reminder, persona):
@@ -162,7 +163,7 @@ def test_channel_layer_dispatcher_sends_the_documented_message_to_the_bot_group(
     async_to_sync(layer.group_add)(REMINDERS_GROUP, channel)
     try:
         fire_due_reminders(ChannelLayerDispatcher(), now=NOW + timedelta(minutes=2))
-        message = async_to_sync(layer.receive)(channel)
+        message = receive_from_sync(layer, channel)
     finally:
         async_to_sync(layer.group_discard)(REMINDERS_GROUP, channel)
 

@@ -36,7 +36,7 @@ from personas.reminders_service import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders
 from tests.background import atomic_filesystem
 from tests.background.conftest import SENTENCE, word_error_rate
-from tests.services import embedded_and_redis, require_redis
+from tests.services import embedded_and_redis, receive_from_sync, require_redis
 
 pytestmark = pytest.mark.slow
 
@@ -132,7 +132,7 @@ def test_worker_fires_a_due_reminder_through_the_bot_channel_layer_group(worker_
         wait_for(ticked.is_set, "finish the tick")
         # Handed to the bot group; fired once a bot confirms it posted it (tests/bot/test_reminders.py).
         assert Reminder.objects.get(pk=reminder.pk).status == Reminder.Status.CLAIMED
-        message = async_to_sync(layer.receive)(channel)
+        message = receive_from_sync(layer, channel)
     finally:
         task_postrun.disconnect(on_postrun)
         async_to_sync(layer.group_discard)(REMINDERS_GROUP, channel)
