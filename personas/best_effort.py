@@ -126,14 +126,14 @@ class BestEffortRedisCache(RedisCache):
     def delete_many(self, keys: Any, version: int | None = None) -> None:
         self._guarded(lambda: super(BestEffortRedisCache, self).delete_many(keys, version), None)
 
-    def clear(self) -> bool:
+    def clear(self) -> None:
         """Delete this cache's keys, and only those. Django's ``clear`` runs FLUSHDB, but the cache
         shares its Redis database with the channel layer and Celery (one ``REDIS_URL``): a flush
         would drop the live feeds' groups, reminder occurrences on their way to the bot and queued
         tasks of every process."""
-        return self._guarded(self._delete_own_keys, False)
+        self._guarded(self._delete_own_keys, None)
 
-    def _delete_own_keys(self) -> bool:
+    def _delete_own_keys(self) -> None:
         client = self._cache.get_client(None, write=True)
         # Keys are "<KEY_PREFIX>:<version>:<key>" (Django's default key function).
         batch: list[bytes] = []
@@ -144,7 +144,6 @@ class BestEffortRedisCache(RedisCache):
                 batch = []
         if batch:
             client.delete(*batch)
-        return True
 
 
 def _glob_literal(text: str) -> str:
