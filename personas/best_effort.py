@@ -15,6 +15,7 @@ wait on a dead server once per piece. ``/api/v1/health`` probes Redis itself (``
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
@@ -136,14 +137,13 @@ class BestEffortRedisCache(RedisCache):
     def _delete_own_keys(self) -> None:
         client = self._cache.get_client(None, write=True)
         # Keys are "<KEY_PREFIX>:<version>:<key>" (Django's default key function).
-        batch: list[bytes] = []
-        for key in client.scan_iter(match=_glob_literal(self.key_prefix) + ":*", count=1000):
-            batch.append(key)
-            if len(batch) == 1000:
-                client.delete(*batch)
-                batch = []
-        if batch:
-            client.delete(*batch)
+        keys = client.scan_iter(match=_glob_literal(self.key_prefix) + ":*", count=_CLEAR_BATCH)
+        while batch := list(itertools.islice(keys, _CLEAR_BATCH)):
+            client.unlink(*batch)
+
+
+# Keys asked for per SCAN step and deleted per UNLINK while clearing.
+_CLEAR_BATCH = 1000
 
 
 def _glob_literal(text: str) -> str:
