@@ -18,6 +18,7 @@ from django.core.cache import caches
 
 from botplatform.settings import redis_cache
 from personas import best_effort
+from personas.reminders_service import REMINDERS_GROUP
 from tests.live.conftest import Layer
 from tests.services import receive_from_sync
 
@@ -35,7 +36,7 @@ def test_clear_deletes_the_cache_keys_and_nothing_else(layer: Layer, settings: A
     cache = caches["default"]
     channel_layer = get_channel_layer()
     channel = async_to_sync(channel_layer.new_channel)()
-    async_to_sync(channel_layer.group_add)("bot.reminders", channel)
+    async_to_sync(channel_layer.group_add)(REMINDERS_GROUP, channel)
     client = redis.Redis.from_url(layer.redis_url) if layer.crosses_processes else None
     neighbour = f"{layer.prefix}-other-{uuid.uuid4().hex[:8]}:1:key"  # another installation's cache, say
     if client is not None:
@@ -49,7 +50,8 @@ def test_clear_deletes_the_cache_keys_and_nothing_else(layer: Layer, settings: A
     assert cache.get("versioned", version=3) is None
     if client is not None:
         assert client.get(neighbour) == b"kept"
-    async_to_sync(channel_layer.group_send)("bot.reminders", {"type": "reminder.fire"})
+        client.close()
+    async_to_sync(channel_layer.group_send)(REMINDERS_GROUP, {"type": "reminder.fire"})
     assert receive_from_sync(channel_layer, channel) == {"type": "reminder.fire"}
 
 
