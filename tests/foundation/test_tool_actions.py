@@ -8,14 +8,14 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, given
-from hypothesis import settings as hypothesis_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from personas import actions, tool_actions
 from personas import models as m
 from personas.provenance import Provenance, clear_provenance
 from tests.actors import TEST_ACTOR
+from tests.budgets import database_property
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +58,7 @@ def world(states: list[str], speaker_is_alter: bool, global_allowed: bool) -> tu
     return speaker, ids
 
 
-@hypothesis_settings(suppress_health_check=list(HealthCheck), deadline=None)
+@database_property
 @given(
     states=st.lists(st.sampled_from(STATES), min_size=1, max_size=6),
     speaker_is_alter=st.booleans(),

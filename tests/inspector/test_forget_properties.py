@@ -29,6 +29,7 @@ from chatcontext.records.store import subject_user_ids
 from personas import actions
 from personas.models import Server
 from tests.actors import TEST_ACTOR
+from tests.budgets import database_property
 
 pytestmark = pytest.mark.django_db
 
@@ -147,6 +148,7 @@ def stored() -> dict[int, str]:
     return {pk: json.dumps(rest, sort_keys=True) for pk, *rest in PromptRecord.objects.values_list("pk", *fields)}
 
 
+@database_property
 @given(drafts=st.lists(records(), min_size=1, max_size=4), order=st.permutations(PEOPLE))
 def test_forget_me_deletes_exactly_the_records_holding_the_users_data(drafts: list[Draft], order: list[str]) -> None:
     """Everyone is forgotten in turn; after each, exactly the records about them are gone."""

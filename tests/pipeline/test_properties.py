@@ -19,6 +19,7 @@ from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import validate_snapshot
 from chatcontext.types import ChatTurnContext
+from tests.budgets import database_property
 from tests.pipeline.documents import (
     BOT_AUTHOR,
     MINUTE_MS,
@@ -95,6 +96,7 @@ def all_texts(ctx: ChatTurnContext) -> list[str]:
 
 
 @pytest.mark.django_db(databases=["default", "replay"])
+@database_property
 @given(channels())
 def test_whole_pipeline_invariants(channel: tuple[dict[str, Any], set[int], int]) -> None:
     """BC2-10, BC2-12, U-1, U-2 (no hidden author's text), BC5-05 (compact ids resolve), BC4-02,

@@ -37,6 +37,7 @@ from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
 from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
 from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
 from personas import models as m
+from tests.budgets import database_property
 from tests.paths import EXAMPLE
 from tests.pipeline.documents import (
     BOT_ID,
@@ -224,6 +225,7 @@ def replay_output(doc: dict[str, Any]) -> str:
 
 
 @BOTH
+@database_property
 @given(personal_channels())
 def test_a_stored_snapshot_replays_exactly_and_holds_nothing_the_turn_could_not_show(
     channel: tuple[dict[str, Any], Secrets],
