@@ -31,7 +31,7 @@ OPT_OUT = (
 
 
 class AddToBlacklistForm(forms.Form):
-    server = forms.ModelChoiceField(queryset=Server.objects.none(), help_text=OPT_OUT)
+    server = forms.ModelChoiceField(queryset=Server.objects.none(), empty_label=None, help_text=OPT_OUT)
     reason = forms.CharField(
         required=False,
         max_length=REASON_CHARS,
@@ -43,6 +43,7 @@ class AddToBlacklistForm(forms.Form):
 class RemoveFromBlacklistForm(forms.Form):
     server = forms.ModelChoiceField(
         queryset=Server.objects.none(),
+        empty_label=None,
         help_text="The personas of this server use their memories and saved details again "
         "(unless their privacy level says otherwise).",
     )
@@ -81,7 +82,7 @@ def blacklist_step(
     operation = request.POST.get("operation")
     bound: dict[str, forms.Form] = {}
     if operation in FORMS and "apply" in request.POST:
-        form = FORMS[operation](request.POST)
+        form = FORMS[operation](request.POST, auto_id=f"{operation}_%s")
         form.fields["server"].queryset = choices[operation]  # type: ignore[attr-defined]
         if form.is_valid():
             _apply(request, users, operation, form.cleaned_data)
@@ -92,7 +93,8 @@ def blacklist_step(
     initial = {"add": unlisted.first() or servers.first(), "remove": listed.first()}
     page_forms = {}
     for name, form_class in FORMS.items():
-        form = bound.get(name) or form_class(initial={"server": initial[name]})
+        # Both forms are on one page: their own id prefixes keep the inputs' ids apart.
+        form = bound.get(name) or form_class(initial={"server": initial[name]}, auto_id=f"{name}_%s")
         form.fields["server"].queryset = choices[name]  # type: ignore[attr-defined]
         page_forms[name] = form
     entries = listed_on.filter(server__in=servers).select_related("server").order_by("server__name", "user_disc_id")
