@@ -5,9 +5,10 @@ Mina is also on Day Larks, which alice does not moderate).
 
 The privacy dropdown of Jun (Partial) shows Partial, and Change as it stands keeps it and returns to
 Jun's page naming him; a memory edited from Mina's page returns there; blacklisting Mina from her page
-offers only alice's server and says it is an opt-out, not a ban; blacklisting Sora from the users list
-returns to the list naming her. Screenshots: artifacts/console-privacy-preselected.png,
-console-memory-edited.png, console-blacklist-form.png, console-blacklisted.png,
+offers only alice's server and says it is an opt-out, not a ban; forget-me's confirmation for Mina,
+cancelled, returns to her page; blacklisting Sora from the users list returns to the list naming her.
+Screenshots: artifacts/console-privacy-preselected.png, console-memory-edited.png,
+console-blacklist-form.png, console-blacklisted.png, console-forget-confirmation.png,
 console-blacklist-action.png, console-blacklist-action-done.png.
 """
 
@@ -59,6 +60,10 @@ def test_a_moderator_keeps_privacy_edits_a_memory_and_blacklists_without_losing_
     assert result["blacklistMessages"] == [f"Mina: on the personalization blacklist of {DEMO_SERVER_NAME}."]
     assert DEMO_SERVER_NAME in result["blacklistShown"] and "asked not to be personalized" in result["blacklistShown"]
     assert "personalization blacklist" in result["changePageLink"]
+
+    assert result["forgetTitle"] == "Forget Mina?" and result["forgetCancelled"]
+    # Forget-me spans every server: Day Larks' memory, reminder and record are counted too.
+    assert {"Personal memories: 4", "Reminders: 2", "Prompt records: 2"} <= set(result["forgetCounts"])
 
     assert result["listTitle"] == "Personalization blacklist: Sora"
     assert result["listMessages"] == [f"Sora: on the personalization blacklist of {DEMO_SERVER_NAME}."]

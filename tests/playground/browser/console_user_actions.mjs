@@ -5,7 +5,8 @@
 // the privacy dropdown shows Partial, and pressing Change as it stands keeps Partial and brings her
 // back to Jun's page with a message naming Jun. She edits one of Mina's memories from Mina's page and
 // lands back there. She blacklists Mina from that page (only her server is offered; the form says it
-// is an opt-out, not a ban), then Sora from the users list with its action. Screenshots go to ARTIFACTS.
+// is an opt-out, not a ban), opens forget-me's confirmation for Mina and cancels back to her page,
+// then blacklists Sora from the users list with its action. Screenshots go to ARTIFACTS.
 import { launch, session, text, texts, WIDTH } from "./console_session.mjs";
 
 const config = {
@@ -84,7 +85,17 @@ async function main() {
     result.changePageLink = await text(page.locator("#blacklist-link"));
     result.steps.push("blacklisted from the user's page");
 
-    // 4. Blacklisting from the users list with its action.
+    // 4. Forget-me's confirmation, reached from Mina's page, and "No, take me back" returns there.
+    await page.goto(`${config.baseUrl}${minaKnown}`);
+    await Promise.all([page.waitForSelector(".forget-counts"), page.click("#forget-form input[type=submit]")]);
+    result.forgetTitle = await text(page.locator("#content h1"));
+    result.forgetCounts = await texts(page.locator(".forget-counts li"));
+    await shot(page, "console-forget-confirmation.png");
+    await Promise.all([page.waitForURL(`**${minaKnown}`), page.locator("a.cancel-link").click()]);
+    result.forgetCancelled = path(page) === minaKnown;
+    result.steps.push("forget-me confirmation");
+
+    // 5. Blacklisting from the users list with its action.
     await page.goto(`${config.baseUrl}/admin/personas/discorduser/`);
     const listUrl = path(page);
     await page.locator("#result_list tbody tr", { hasText: config.listUser }).locator("input.action-select").check();
