@@ -12,6 +12,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -21,8 +22,8 @@ from personas.admin.history import admin_actor
 from personas.admin.navigation import Default, users_named
 from personas.admin.scoping import request_principal
 from personas.models import DiscordUser, PersonalizationBlacklist, Server
+from personas.models.moderation import BLACKLIST_REASON_CHARS
 
-REASON_CHARS = 500  # as the API's blacklist entry
 OPT_OUT = (
     "The personalization blacklist is an opt-out, not a ban: on that server the personas still read "
     "and answer the user's messages, but use none of their memories, saved names or identity details. "
@@ -34,7 +35,7 @@ class AddToBlacklistForm(forms.Form):
     server = forms.ModelChoiceField(queryset=Server.objects.none(), empty_label=None, help_text=OPT_OUT)
     reason = forms.CharField(
         required=False,
-        max_length=REASON_CHARS,
+        max_length=BLACKLIST_REASON_CHARS,
         widget=forms.TextInput(attrs={"size": 60}),
         help_text="For moderators: no persona reads it.",
     )
@@ -73,8 +74,8 @@ def blacklist_step(
     ``context`` is the page's: the admin's, its title, where the forms post (``post_to``, with the
     ``hidden`` name/value pairs) and where Cancel goes (``back``)."""
     who = request_principal(request)
-    if who is None:  # the admin's own checks keep non-staff out; nothing to scope by
-        return done
+    if who is None:  # the admin lets only staff in; a session that lost it gets no forms
+        raise PermissionDenied
     servers = who.scope(Server.objects.order_by("name", "server_id"))
     listed_on = PersonalizationBlacklist.objects.filter(user_disc_id__in=[u.user_disc_id for u in users])
     listed = servers.filter(pk__in=listed_on.values("server"))

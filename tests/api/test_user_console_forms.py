@@ -26,6 +26,7 @@ from personas.models import (
     PersonalMemory,
     PrivacyLevel,
 )
+from personas.models.moderation import BLACKLIST_REASON_CHARS
 from personas.user_export import EVERY_PERSONA
 
 pytestmark = pytest.mark.django_db
@@ -215,3 +216,15 @@ def test_the_user_pages_link_to_the_blacklist_form(world: dict[str, Any]) -> Non
 
     assert f'id="blacklist-link" href="{url}?next=' in change and f'id="blacklist-link" href="{url}?next=' in known
     assert client.get(reverse("admin:personas_discorduser_blacklist", args=[world["b"]["user"].pk])).status_code == 404
+
+
+def test_a_reason_longer_than_the_api_allows_is_a_form_error_and_writes_nothing(world: dict[str, Any]) -> None:
+    member, a = world["a"]["user"], world["a"]["server"]
+    url = reverse("admin:personas_discorduser_blacklist", args=[member.pk])
+    long = "x" * (BLACKLIST_REASON_CHARS + 1)
+
+    page = signed_in(world["alice"]).post(url, {"operation": "add", "apply": "yes", "server": a.pk, "reason": long})
+
+    add = dict((op, form) for op, form, _ in page.context["forms"])["add"]
+    assert page.status_code == 200 and list(add.errors) == ["reason"]
+    assert not PersonalizationBlacklist.objects.filter(user_disc_id=member.user_disc_id).exists()
