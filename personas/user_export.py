@@ -216,7 +216,7 @@ def build_user_export(user: DiscordUser, server_ids: frozenset[int] | None) -> d
     blacklist = _blacklist(user, server_ids)
     records = records_about(user.user_disc_id, server_ids, RECORD_LIMIT)
     mentioned = {
-        *(p["server_id"] for lineage in memories for p in lineage["read_by"] if lineage["lineage_id"] in holders),
+        *(p["server_id"] for lineage in memories if not lineage["global"] for p in lineage["read_by"]),
         *(row["server_id"] for row in (*reminders, *blocks, *blacklist, *records)),
     }
     blacklisted = {row["server_id"] for row in blacklist}
