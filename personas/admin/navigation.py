@@ -48,9 +48,9 @@ def back_or(request: HttpRequest, default: Default) -> HttpResponseRedirect | De
 
 
 class ReturnToNextMixin:
-    """A model admin whose change and add forms, reached with ``?next=``, return there once saved (the
-    form posts to its own URL, query string included). "Save and continue editing" and "Save and add
-    another" keep their own meaning."""
+    """A model admin whose change, add and delete pages, reached with ``?next=``, return there once
+    done (each form posts to its own URL, query string included). "Save and continue editing" and
+    "Save and add another" keep their own meaning."""
 
     STAY = frozenset({"_continue", "_addanother", "_saveasnew"})
 
@@ -64,3 +64,6 @@ class ReturnToNextMixin:
 
     def response_add(self, request: HttpRequest, obj: Any, post_url_continue: str | None = None) -> HttpResponse:
         return self._back(request, super().response_add(request, obj, post_url_continue))  # type: ignore[misc]
+
+    def response_delete(self, request: HttpRequest, obj_display: str, obj_id: Any) -> HttpResponse:
+        return self._back(request, super().response_delete(request, obj_display, obj_id))  # type: ignore[misc]

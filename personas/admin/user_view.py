@@ -46,7 +46,9 @@ def _url(site: AdminSite, name: str, *args: Any) -> str | None:
         return None
 
 
-def _back_here(url: str | None, here: str) -> str | None:
+def _back_here(site: AdminSite, here: str, name: str, *args: Any) -> str | None:
+    """A link that returns to ``here`` once its page is done."""
+    url = _url(site, name, *args)
     return with_next(url, here) if url is not None else None
 
 
@@ -67,7 +69,11 @@ def page_context(site: AdminSite, request: HttpRequest, user: DiscordUser, expor
             "label": _lineage_label(lineage),
             "read_only": editable is not None and lineage["lineage_id"] not in editable,
             "rows": [
-                {**m, "url": _back_here(_url(site, "personas_personalmemory_change", m["personal_memory_id"]), here)}
+                {
+                    **m,
+                    "url": _back_here(site, here, "personas_personalmemory_change", m["personal_memory_id"]),
+                    "delete_url": _back_here(site, here, "personas_personalmemory_delete", m["personal_memory_id"]),
+                }
                 for m in lineage["memories"]
             ],
         }
@@ -99,7 +105,7 @@ def page_context(site: AdminSite, request: HttpRequest, user: DiscordUser, expor
             for level in PrivacyLevel
         ],
         "here": here,
-        "blacklist_url": _back_here(_url(site, "personas_discorduser_blacklist", user.pk), here),
+        "blacklist_url": _back_here(site, here, "personas_discorduser_blacklist", user.pk),
         "action_checkbox_name": ACTION_CHECKBOX_NAME,
         "global_lineage": GLOBAL_LINEAGE_ID,
     }

@@ -228,3 +228,15 @@ def test_a_reason_longer_than_the_api_allows_is_a_form_error_and_writes_nothing(
     add = dict((op, form) for op, form, _ in page.context["forms"])["add"]
     assert page.status_code == 200 and list(add.errors) == ["reason"]
     assert not PersonalizationBlacklist.objects.filter(user_disc_id=member.user_disc_id).exists()
+
+
+def test_a_memory_deleted_from_the_user_view_returns_there(world: dict[str, Any]) -> None:
+    member, memory = world["a"]["user"], world["a"]["memory"]
+    client = signed_in(world["alice"])
+    [link] = [m["delete_url"] for lineage in client.get(known_url(member)).context["memories"] for m in lineage["rows"]]
+
+    done = client.post(link, {"post": "yes"})
+
+    assert done.status_code == 302 and done["Location"] == known_url(member)
+    assert not PersonalMemory.objects.filter(pk=memory.pk).exists()
+    assert any("was deleted successfully" in m for m in said(done))
