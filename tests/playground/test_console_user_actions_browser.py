@@ -20,8 +20,8 @@ import pytest
 
 from personas.management.commands.load_demo import DEMO_SERVER_NAME
 from personas.models import PrivacyLevel
-from tests.playground.test_browser import ARTIFACTS, run_in_chromium
-from tests.playground.user_view_setup import ALICE_PASSWORD, OTHER_SERVER
+from tests.playground.test_user_view_browser import walk_as_alice
+from tests.playground.user_view_setup import OTHER_SERVER
 
 pytestmark = pytest.mark.slow
 
@@ -30,18 +30,14 @@ EDITED = "{user} is studying for a physics exam"
 
 
 def test_a_moderator_keeps_privacy_edits_a_memory_and_blacklists_without_losing_her_place(tmp_path: Path) -> None:
-    result, _ = run_in_chromium(
+    result = walk_as_alice(
         tmp_path,
         "console_user_actions.mjs",
-        setup="from tests.playground.user_view_setup import run; run()",
-        PG_MODERATOR="alice",
-        PG_MODERATOR_PASSWORD=ALICE_PASSWORD,
         PG_PARTIAL_USER="jun",
         PG_MEMBER="mina",
         PG_LIST_USER="sora",
         PG_MEMORY_TEXT=MEMORY,
         PG_EDITED_TEXT=EDITED,
-        PG_ARTIFACTS=str(ARTIFACTS),
     )
 
     assert result["ok"], result.get("error") or result
