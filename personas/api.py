@@ -42,6 +42,7 @@ from personas.models import (
     Server,
     ServerMember,
 )
+from personas.models.moderation import BLACKLIST_REASON_CHARS
 from personas.user_export import build_user_export
 
 router = Router(tags=["servers"])
@@ -124,7 +125,7 @@ class BlacklistOut(Schema):
 
 class BlacklistIn(Schema):
     user_disc_id: DiscordId
-    reason: Text = Field("", max_length=500)
+    reason: Text = Field("", max_length=BLACKLIST_REASON_CHARS)
 
 
 class ForgetOut(Schema):

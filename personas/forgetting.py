@@ -20,9 +20,6 @@ class ForgottenRecords:
 
 
 class PromptRecordStore(Protocol):
-    def count_about(self, user_disc_id: str) -> int:
-        """Prompt records about the user: what forget-me deletes (its confirmation shows the number)."""
-
     def forget(self, user_disc_id: str) -> ForgottenRecords:
         """Delete, inside ``forget_user``'s transaction, every prompt record about the user and the
         voice transcripts of the messages those records show they authored."""
@@ -48,12 +45,9 @@ def prompt_record_store() -> PromptRecordStore:
 
 @dataclass(frozen=True)
 class RecordsAbout:
-    """The prompt records about one user, counted before forget-me and deleted by it."""
+    """The prompt records about one user, deleted by forget-me (its preview counts them by rolling back)."""
 
     user_disc_id: str
-
-    def count(self) -> int:
-        return prompt_record_store().count_about(self.user_disc_id)
 
     def delete(self) -> ForgottenRecords:
         return prompt_record_store().forget(self.user_disc_id)

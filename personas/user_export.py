@@ -39,6 +39,9 @@ from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20
+# Who reads a global (lineage 0) memory: not a list of one scope's personas, which would read as if
+# the others did not (and, with every server in scope, would list the whole platform).
+EVERY_PERSONA = "every persona of every server"
 EVERY_SERVER = "A privacy level and forget-me apply on every server the user is on, never to one server alone."
 
 # What each level keeps from the personas, in the words a member or moderator uses.
@@ -87,8 +90,6 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
     rows = PersonalMemory.objects.filter(user=user)
     if not everything:
         rows = rows.filter(persona_lineage_id__in=sorted({*holders, GLOBAL_LINEAGE_ID}))
-    # Every persona reads lineage 0; with every server in scope, "every persona" is the honest answer.
-    every_persona = [p for personas in holders.values() for p in personas] if not everything else []
     by_lineage: dict[int, list[dict[str, Any]]] = {}
     for memory in rows.order_by("persona_lineage_id", "-created_at", "-personal_memory_id"):
         by_lineage.setdefault(memory.persona_lineage_id, []).append(
@@ -104,7 +105,7 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
         {
             "lineage_id": lineage_id,
             "global": lineage_id == GLOBAL_LINEAGE_ID,
-            "read_by": every_persona if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
+            "read_by": EVERY_PERSONA if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
             "memories": memories,
         }
         for lineage_id, memories in by_lineage.items()
@@ -215,7 +216,7 @@ def build_user_export(user: DiscordUser, server_ids: frozenset[int] | None) -> d
     blacklist = _blacklist(user, server_ids)
     records = records_about(user.user_disc_id, server_ids, RECORD_LIMIT)
     mentioned = {
-        *(p["server_id"] for lineage in memories for p in lineage["read_by"] if lineage["lineage_id"] in holders),
+        *(p["server_id"] for lineage in memories if not lineage["global"] for p in lineage["read_by"]),
         *(row["server_id"] for row in (*reminders, *blocks, *blacklist, *records)),
     }
     blacklisted = {row["server_id"] for row in blacklist}

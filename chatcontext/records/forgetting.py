@@ -82,9 +82,6 @@ def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]
 class PromptRecords:
     """The ``personas.forgetting.PromptRecordStore`` over ``PromptRecord`` and ``VoiceTranscript``."""
 
-    def count_about(self, user_disc_id: str) -> int:
-        return records_about(user_disc_id).count()
-
     def forget(self, user_disc_id: str) -> ForgottenRecords:
         message_ids: set[str] = set()
         attachment_ids: set[str] = set()

@@ -24,7 +24,6 @@ from personas.actions.forget import (
     ForgetResult,
     forget_user,
     preview_forget_user,
-    records_about,
     user_forgotten,
 )
 from personas.actions.memories import (
@@ -109,7 +108,6 @@ __all__ = [
     "persona_memory_lineage",
     "preview_forget_user",
     "recording",
-    "records_about",
     "register_server",
     "register_user",
     "register_users",

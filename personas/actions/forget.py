@@ -53,8 +53,8 @@ class ForgetResult:
 
 
 def records_about(user_disc_id: str) -> RecordsAbout:
-    """The prompt records about this user (chatcontext decides which: ``personas.forgetting``). What
-    forget-me deletes, and what its confirmation counts beforehand."""
+    """The prompt records about this user (chatcontext decides which: ``personas.forgetting``): what
+    forget-me deletes."""
     return RecordsAbout(str(user_disc_id))
 
 

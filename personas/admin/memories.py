@@ -20,6 +20,7 @@ from personas.admin.common import (
 )
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
+from personas.admin.navigation import ReturnToNextMixin
 from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
@@ -86,7 +87,7 @@ class PersonalMemoryForm(NewMemoryForm):
 
 @admin.register(PersonalMemory)
 class PersonalMemoryAdmin(
-    JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin
+    ReturnToNextMixin, JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin
 ):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""

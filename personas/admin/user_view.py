@@ -13,11 +13,14 @@ from typing import Any
 
 from django.contrib.admin import AdminSite
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.http import urlencode
 
+from personas.admin.blacklisting import blacklist_step
+from personas.admin.navigation import return_url, with_next
 from personas.admin.scoping import moderated_lineages, request_principal
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, PrivacyLevel
 from personas.user_export import build_user_export, export_file
@@ -43,9 +46,15 @@ def _url(site: AdminSite, name: str, *args: Any) -> str | None:
         return None
 
 
+def _back_here(site: AdminSite, here: str, name: str, *args: Any) -> str | None:
+    """A link that returns to ``here`` once its page is done."""
+    url = _url(site, name, *args)
+    return with_next(url, here) if url is not None else None
+
+
 def _lineage_label(lineage: dict[str, Any]) -> str:
     if lineage["global"]:
-        return "Global (lineage 0): every persona of every server reads these"
+        return f"Global (lineage 0): {lineage['read_by']} reads these"
     holders = ", ".join(f"{p['persona']} ({p['server']})" for p in lineage["read_by"]) or "no persona now"
     return f"Lineage {lineage['lineage_id']}: {holders}"
 
@@ -54,12 +63,17 @@ def page_context(site: AdminSite, request: HttpRequest, user: DiscordUser, expor
     """The export with the links a reader follows from it (memories they may edit, reminders, records)."""
     servers = {s["server_id"]: s["name"] for s in export["servers"]}
     editable = moderated_lineages(request)  # None: every lineage (superuser)
+    here = request.get_full_path()
     memories = [
         {
             "label": _lineage_label(lineage),
             "read_only": editable is not None and lineage["lineage_id"] not in editable,
             "rows": [
-                {**m, "url": _url(site, "personas_personalmemory_change", m["personal_memory_id"])}
+                {
+                    **m,
+                    "url": _back_here(site, here, "personas_personalmemory_change", m["personal_memory_id"]),
+                    "delete_url": _back_here(site, here, "personas_personalmemory_delete", m["personal_memory_id"]),
+                }
                 for m in lineage["memories"]
             ],
         }
@@ -85,14 +99,21 @@ def page_context(site: AdminSite, request: HttpRequest, user: DiscordUser, expor
         "changelist": changelist,
         "change_url": _url(site, "personas_discorduser_change", user.pk),
         "export_url": _url(site, "personas_discorduser_export", user.pk),
-        "privacy_actions": [(f"set_privacy_{level.name.lower()}", level.label) for level in PrivacyLevel],
+        # The current level preselected: Change without a choice must change nothing.
+        "privacy_actions": [
+            (f"set_privacy_{level.name.lower()}", level.label, level == export["privacy"]["level"])
+            for level in PrivacyLevel
+        ],
+        "here": here,
+        "blacklist_url": _back_here(site, here, "personas_discorduser_blacklist", user.pk),
         "action_checkbox_name": ACTION_CHECKBOX_NAME,
         "global_lineage": GLOBAL_LINEAGE_ID,
     }
 
 
 class UserViewAdminMixin:
-    """Adds ``<user>/known/`` (the page) and ``<user>/export/`` (its JSON) to the Discord user admin."""
+    """Adds ``<user>/known/`` (the page), ``<user>/export/`` (its JSON) and ``<user>/blacklist/`` (its
+    blacklist forms) to the Discord user admin."""
 
     admin_site: AdminSite
 
@@ -102,6 +123,11 @@ class UserViewAdminMixin:
                 "<path:object_id>/known/",
                 self.admin_site.admin_view(self.known_view),
                 name="personas_discorduser_known",
+            ),
+            path(
+                "<path:object_id>/blacklist/",
+                self.admin_site.admin_view(self.blacklist_view),
+                name="personas_discorduser_blacklist",
             ),
             path(
                 "<path:object_id>/export/",
@@ -124,10 +150,27 @@ class UserViewAdminMixin:
             "original": user,
             "title": f"What the personas know about {user}",
             "has_forget_permission": self.has_forget_permission(request),  # type: ignore[attr-defined]
+            "has_blacklist_permission": self.has_blacklist_permission(request),  # type: ignore[attr-defined]
             "can_change": self.has_change_permission(request, user),  # type: ignore[attr-defined]
             **page_context(self.admin_site, request, user, export),
         }
         return TemplateResponse(request, "admin/personas/discorduser/known.html", context)
+
+    def blacklist_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        user = self._user(request, object_id)
+        if not self.has_blacklist_permission(request):  # type: ignore[attr-defined]
+            raise PermissionDenied
+        known = reverse("admin:personas_discorduser_known", args=[user.pk], current_app=self.admin_site.name)
+        back = return_url(request) or known
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": DiscordUser._meta,
+            "title": f"Personalization blacklist: {user}",
+            "post_to": with_next(request.path, back),
+            "hidden": [],
+            "back": back,
+        }
+        return blacklist_step(request, [user], context, HttpResponseRedirect(back))
 
     def export_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         user = self._user(request, object_id)

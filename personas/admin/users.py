@@ -17,10 +17,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from personas import actions
+from personas.admin.blacklisting import blacklist_step
 from personas.admin.common import ConsoleMedia, LineageListFilter, adopt, lineage_label, lineage_names
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.memories import PersonalMemoryInline
+from personas.admin.navigation import back_or, return_url, users_named, with_next
 from personas.admin.scoping import (
     KnownUserScopedAdminMixin,
     LineageScopedAdminMixin,
@@ -101,12 +103,14 @@ def save_naming_preference(
 
 
 def _privacy_action(level: PrivacyLevel) -> Any:
-    def set_level(modeladmin: DiscordUserAdmin, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> None:
-        changed = 0
-        for user in queryset:
+    def set_level(
+        modeladmin: DiscordUserAdmin, request: HttpRequest, queryset: QuerySet[DiscordUser]
+    ) -> HttpResponse | None:
+        users = list(queryset)
+        for user in users:
             actions.set_privacy_level(user, level, actor=admin_actor(request))
-            changed += 1
-        modeladmin.message_user(request, f"Privacy level set to {level.label} for {changed} user(s).")
+        modeladmin.message_user(request, f"Privacy level set to {level.label} for {users_named(users)}.")
+        return back_or(request, None)
 
     set_level.__name__ = f"set_privacy_{level.name.lower()}"
     return admin.action(description=f"Set privacy level: {level.label}", permissions=["change"])(set_level)
@@ -125,10 +129,11 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
     show_full_result_count = False
-    readonly_fields = ["what_they_know", "memories_by_lineage", "created_at", "updated_at"]
+    readonly_fields = ["what_they_know", "blacklisting", "memories_by_lineage", "created_at", "updated_at"]
     inlines = [PersonalMemoryInline, NamingPreferenceInline]
     actions = [
         "forget_users",
+        "blacklist_users",
         _privacy_action(PrivacyLevel.MINIMAL),
         _privacy_action(PrivacyLevel.PARTIAL),
         _privacy_action(PrivacyLevel.FULL),
@@ -143,6 +148,7 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
                     "global_name",
                     "what_they_know",
                     "privacy_level",
+                    "blacklisting",
                     "memories_by_lineage",
                 ]
             },
@@ -208,6 +214,9 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
     def has_forget_permission(self, request: HttpRequest) -> bool:
         return self.moderates_any(request)
 
+    def has_blacklist_permission(self, request: HttpRequest) -> bool:
+        return self.moderates_any(request)
+
     @admin.display(description="memories")
     def memory_total(self, obj: DiscordUser) -> int:
         return obj.memory_total  # type: ignore[attr-defined]
@@ -221,6 +230,18 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
             '<a id="what-they-know" href="{}">Memories (global ones too), reminders, blocks, blacklist, privacy and '
             "prompt records, on your servers</a>",
             url,
+        )
+
+    @admin.display(description="personalization blacklist")
+    def blacklisting(self, obj: DiscordUser) -> str:
+        if obj.pk is None:
+            return "–"
+        site = self.admin_site.name
+        here = reverse("admin:personas_discorduser_change", args=[obj.pk], current_app=site)
+        url = reverse("admin:personas_discorduser_blacklist", args=[obj.pk], current_app=site)
+        return format_html(
+            '<a id="blacklist-link" href="{}">Add to or take off a server\'s personalization blacklist</a>',
+            with_next(url, here),
         )
 
     @admin.display(description="memories by lineage")
@@ -293,29 +314,52 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         permissions=["forget"],
     )
     def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
+        users = list(queryset)
+        actor = admin_actor(request)
         if request.POST.get("confirm") != "yes":
-            # Forget-me is not limited to the reader's servers, so neither is the count of what goes.
-            users = [(user, actions.records_about(user.user_disc_id).count()) for user in queryset]
+            # Forget-me is not limited to the reader's servers, so neither is the count of what goes:
+            # the API's preview, which runs forget-me and rolls it back.
+            previews = [(user, actions.preview_forget_user(user.user_disc_id, actor=actor)) for user in users]
             context = {
                 **self.admin_site.each_context(request),
-                "title": "Forget these users?",
-                "users": users,
-                "records_total": sum(n for _, n in users),
+                "title": f"Forget {users_named(users)}?",
+                "users": [(user, forget_counts([result])) for user, result in previews],
+                "totals": forget_counts([result for _, result in previews]) if len(users) > 1 else None,
                 "opts": self.model._meta,
                 "action_checkbox_name": ACTION_CHECKBOX_NAME,
                 "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+                "back": return_url(request),
             }
             return TemplateResponse(request, "admin/personas/discorduser/forget_confirmation.html", context)
-        totals: dict[str, int] = {}
-        for user in queryset:
-            result = actions.forget_user(user.user_disc_id, actor=admin_actor(request))
-            for key, value in result.as_dict().items():
-                if not isinstance(value, bool):
-                    totals[key] = totals.get(key, 0) + value
+        results = [actions.forget_user(user.user_disc_id, actor=actor) for user in users]
         # The prompt records are always counted: "0 prompt records" is what a moderator checks for.
-        summary = ", ".join(f"{n} {key.replace('_', ' ')}" for key, n in totals.items() if n or key == "prompt_records")
-        self.message_user(request, f"Forgot {queryset.count()} user(s): {summary or 'nothing was stored'}.")
-        return None
+        summary = ", ".join(f"{n} {kind}" for kind, n in forget_counts(results) if n or kind == "prompt records")
+        self.message_user(request, f"Forgot {users_named(users)}: {summary or 'nothing was stored'}.")
+        return back_or(request, None)
+
+    @admin.action(description="Add to or take off a server's personalization blacklist…", permissions=["blacklist"])
+    def blacklist_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
+        users = list(queryset)
+        selected = [(ACTION_CHECKBOX_NAME, pk) for pk in request.POST.getlist(ACTION_CHECKBOX_NAME)]
+        back = return_url(request)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Personalization blacklist: {users_named(users)}",
+            "opts": self.model._meta,
+            "post_to": "",
+            "hidden": [("action", "blacklist_users"), *selected, *([("next", back)] if back else [])],
+            "back": back or reverse("admin:personas_discorduser_changelist", current_app=self.admin_site.name),
+        }
+        return blacklist_step(request, users, context, back_or(request, None))
+
+
+def forget_counts(results: list[actions.ForgetResult]) -> list[tuple[str, int]]:
+    """What forget-me deletes (or would), every kind in words with its count, summed over users."""
+    totals: dict[str, int] = {}
+    for result in results:
+        for key, value in result.as_dict().items():
+            totals[key] = totals.get(key, 0) + int(value)  # a cleared profile counts one, as in the API's answer
+    return [(key.replace("_", " "), n) for key, n in totals.items()]
 
 
 @admin.register(UserPersonaNamingPreference)

@@ -7,6 +7,9 @@ from personas.models.personas import Persona
 from personas.models.servers import Server
 from personas.validators import validate_discord_id
 
+# The longest reason a moderator may type (the column is unbounded text; the API and the admin bound it).
+BLACKLIST_REASON_CHARS = 500
+
 
 class PersonalizationBlacklist(models.Model):
     """Users whose memories and saved names this server does not use (keyed by snowflake, not FK)."""

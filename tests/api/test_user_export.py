@@ -81,7 +81,7 @@ def test_a_moderator_s_export_holds_their_servers_and_the_global_memories_only(w
     assert not [t for t in (*B_TEXTS, "Server B") if t in text]
     lineages = {lineage["lineage_id"]: lineage for lineage in export["memories"]}
     assert set(lineages) == {a["persona"].persona_lineage_id, GLOBAL_LINEAGE_ID}
-    assert [p["persona"] for p in lineages[GLOBAL_LINEAGE_ID]["read_by"]] == ["PersonaA"]
+    assert lineages[GLOBAL_LINEAGE_ID]["read_by"] == "every persona of every server"
     assert [r["purpose"] for r in export["reminders"]] == ["reminder of A"]
     assert [r["id"] for r in export["prompt_records"]] == [a["record"].pk]
     assert export["persona_blocks"] == [] and export["blacklist"] == []

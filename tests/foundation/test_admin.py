@@ -263,10 +263,10 @@ def test_forget_action_asks_for_confirmation_then_forgets(
     data = {"action": "forget_users", "_selected_action": [user.pk]}
     confirm = admin_client.post(url, data)
     assert confirm.status_code == 200
-    assert "Forget these users?" in confirm.content.decode()
+    assert f"Forget {user}?" in confirm.content.decode()
     assert PersonalMemory.objects.filter(user=user).exists()
     done = admin_client.post(url, {**data, "confirm": "yes"}, follow=True)
-    assert "Forgot 1 user(s): 1 personal memories" in done.content.decode()
+    assert f"Forgot {user}: 1 personal memories" in done.content.decode()
     assert not PersonalMemory.objects.filter(user=user).exists()
 
 

@@ -206,9 +206,10 @@ def test_the_admin_confirmation_and_result_say_how_many_records_go(
 
     confirmation = root.post(url, data)
 
-    page = confirmation.content.decode()
-    assert "4 prompt records about Priya" in page and "0 prompt records about Sora" in page
-    assert "4 prompt records in all" in page
+    counts = {str(user): dict(kinds) for user, kinds in confirmation.context["users"]}
+    assert {name: kinds["prompt records"] for name, kinds in counts.items()} == {"Priya": 4, "Sora": 0}
+    assert dict(confirmation.context["totals"])["prompt records"] == 4
+    assert "Prompt records: 4" in confirmation.content.decode()
     assert PromptRecord.objects.count() == 5
     done = root.post(url, {**data, "confirm": "yes"}, follow=True).content.decode()
     assert "4 prompt records" in done

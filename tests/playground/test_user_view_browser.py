@@ -14,6 +14,7 @@ console-record-cost.png, console-server-list.png (and console-memory-restored.pn
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,18 +29,28 @@ WINDOW_WIDTH = 1400
 FORGOTTEN = "{user} is studying for a chemistry exam"
 
 
-def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) -> None:
+def walk_as_alice(tmp_path: Path, script: str, **script_env: str) -> dict[str, Any]:
+    """Run a browser script as alice on the demo plus ``user_view_setup``'s rows; its JSON result."""
     result, _ = run_in_chromium(
         tmp_path,
-        "user_view.mjs",
+        script,
         setup="from tests.playground.user_view_setup import run; run()",
         PG_MODERATOR="alice",
         PG_MODERATOR_PASSWORD=ALICE_PASSWORD,
+        PG_ARTIFACTS=str(ARTIFACTS),
+        **script_env,
+    )
+    return result
+
+
+def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) -> None:
+    result = walk_as_alice(
+        tmp_path,
+        "user_view.mjs",
         PG_MEMBER="mina",
         PG_MEMBER_ID=MINA,
         PG_SERVER_DISC_ID=DEMO_SERVER_DISC_ID,
         PG_FORGET_TEXT=FORGOTTEN,
-        PG_ARTIFACTS=str(ARTIFACTS),
     )
 
     assert result["ok"], result.get("error") or result

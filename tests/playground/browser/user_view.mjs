@@ -92,7 +92,7 @@ async function main() {
 
     // 3. A memory deleted from its page comes back from the deleted memories list.
     await Promise.all([
-      page.waitForURL("**/personalmemory/**/change/"),
+      page.waitForURL("**/personalmemory/**/change/**"),
       page.locator("ul.memories a", { hasText: config.forgetText }).click(),
     ]);
     await Promise.all([page.waitForURL("**/delete/"), page.locator("a.deletelink").click()]);
