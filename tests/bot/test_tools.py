@@ -217,6 +217,28 @@ async def test_a_reminder_at_21_in_a_utc_plus_9_server_is_12_utc_and_fires_once(
     assert f"<@{ann.id}>" in ping.content
 
 
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ({"repeat_hours": 10**12}, "A repeating reminder repeats at least once a year (every 8760 hours)."),
+        ({"purpose": "x" * 1001}, "A reminder's purpose holds at most 1000 characters (this one has 1001)."),
+    ],
+)
+async def test_a_reminder_out_of_bounds_is_a_refusal_the_model_reads(harness, llm_server, extra, why):
+    """Issue 26 item 7: the tool result says why, and the model gets it, not "the tool failed"."""
+    await setup(harness, llm_server)
+    when = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    arguments = {"user": "ann", "purpose": "stretch", "when": when, **extra}
+    llm_server.script = [tool_round(("set_reminder", json.dumps(arguments))), "Sorry, I can't."]
+
+    await dpytest.message("tomori, remind me", member=harness.member(0))
+
+    assert not await m.Reminder.objects.aexists()
+    [call] = (await records())[-1].tool_calls["calls"]
+    assert (call["status"], call["result"]) == ("refused", f"Refused: {why}")
+    assert any(message.get("content") == call["result"] for message in llm_server.requests[-1]["messages"])
+
+
 async def test_handles_become_pings_and_everyone_pings_nobody(harness, llm_server):
     await setup(harness, llm_server)
     ann, bob = harness.member(0), harness.member(1)

@@ -95,8 +95,9 @@ def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
 class OpenAICompatProvider:
     name = "openai"
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float) -> None:
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float, max_reply_tokens: int) -> None:
         self.model_name = model
+        self.max_reply_tokens = max_reply_tokens
         self.timeout_s = timeout_s
         self.client = shared_client(base_url, api_key, timeout_s)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
@@ -122,6 +123,7 @@ class OpenAICompatProvider:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
+                    options["max_tokens"] = self.max_reply_tokens
                     if stream:
                         text, usage, calls = await self._stream(messages, options, on_delta)
                     else:
