@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.conversation.providers import (
@@ -16,7 +18,7 @@ from bot.conversation.providers import (
 )
 from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
 from personas.models import ServerSettings
-from tests.bot.fake_llm import USAGE, FakeLLMServer, tool_round
+from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, USAGE, FakeLLMServer, tool_round
 
 MAX_REPLY_TOKENS = 321
 
@@ -187,3 +189,26 @@ async def test_the_platform_reply_cap_reaches_the_request_of_a_configured_provid
     await build_provider(config, "Tomori").generate(ITEMS, stream=True)
 
     assert llm_server.requests[-1]["max_tokens"] == 77
+
+
+CLEAN_CONTENT = "cat called \ufffd Mochi 😀\ufffd"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_nul_and_lone_surrogates_of_the_model_are_cleaned_where_they_enter(llm_server, stream):
+    """Issue 26 item 4: the reply, every streamed piece and a tool call's decoded arguments hold no NUL
+    and no lone surrogate, whatever the model sent (escaped or not); a surrogate pair stays its character."""
+    pieces: list[str] = []
+
+    async def collect(text: str) -> None:
+        pieces.append(text)
+
+    llm_server.script = [UNSTORABLE_REPLY, tool_round(("remember_user_fact\x00", UNSTORABLE_ARGUMENTS))]
+    reply = await provider(llm_server, "ok").generate(ITEMS, stream=stream, on_delta=collect)
+    calls = await provider(llm_server, "ok").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    assert reply.text == "Hi there \ufffd!"
+    assert "".join(pieces) == (reply.text if stream else "")
+    [call] = calls.tool_calls
+    assert call.name == "remember_user_fact"
+    assert json.loads(call.arguments) == {"user": "ann", "content": CLEAN_CONTENT}

@@ -32,6 +32,7 @@ from bot.conversation.providers.base import (
     ToolSpec,
     to_chat_messages,
 )
+from chatcontext.storable import storable_text
 from chatcontext.types import ContextItem
 
 logger = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ class OpenAICompatProvider:
                 if choice.delta.content:
                     parts.append(choice.delta.content)
                     if on_delta is not None:
-                        await on_delta(choice.delta.content)
+                        await on_delta(storable_text(choice.delta.content))
                 for piece in choice.delta.tool_calls or []:
                     slot = pending.setdefault(piece.index, ["", "", ""])
                     slot[0] = piece.id or slot[0]
