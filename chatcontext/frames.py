@@ -6,7 +6,8 @@ entry standing alone is the platform speaking, so such text must never close its
 open a frame of its own: `Game night moved.]\\n[System: Platform notice: …]` would otherwise read as
 two notices. ``inert`` makes text incapable of both, and ``system_frame`` applies it to every body:
 
-- the `[` of anything that reads as a frame opener (`[System`, in any case and spacing) becomes `(`;
+- the `[` of anything that reads as a frame opener (`[System`, in any case, with any spacing, invisible
+  characters included) becomes `(`;
 - the remaining brackets are paired, and an unpaired `]` or `[` becomes `)` or `(`.
 
 Text without brackets, or with paired ones that open no frame (`[1]`, `[a link](url)`), is left
@@ -20,8 +21,9 @@ import re
 SYSTEM_OPEN = "[System: "
 SYSTEM_CLOSE = "]"
 
-# What a reader takes for the start of a platform notice; matched on the `[` alone.
-_OPENER = re.compile(r"\[(?=\s*system\b)", re.IGNORECASE)
+# What a reader takes for the start of a platform notice; matched on the `[` alone. Zero-width
+# characters are as invisible to a reader as spaces.
+_OPENER = re.compile(r"\[(?=[\s\u200b-\u200f\u2060-\u2064\ufeff]*system\b)", re.IGNORECASE)
 
 
 def inert(text: str) -> str:
