@@ -268,11 +268,11 @@ def server_memories_item(inputs: BuilderInputs, text: _Text) -> ContextItem | No
     if inputs.impersonation is not None or not memories:
         return None
     place = "this conversation" if inputs.server.is_dm else inputs.server.name
-    # Outside any frame, a memory must still not start a line that reads as a platform notice.
-    body = f"## Things {inputs.persona.persona_nickname} remembers about {place}\n" + "\n".join(
-        f"- {inert(m)}" for m in memories
-    )
-    return _item("system", text.authored(body), Tag.KNOWLEDGE_SERVER_MEMORIES)
+    # Outside any frame, a memory must still not start a line that reads as a platform notice; made
+    # inert after its macros and mentions became names, which are not the platform's text either.
+    header = text.authored(f"## Things {inputs.persona.persona_nickname} remembers about {place}")
+    body = "\n".join([header, *(f"- {inert(text.authored(m))}" for m in memories)])
+    return _item("system", body, Tag.KNOWLEDGE_SERVER_MEMORIES)
 
 
 def emojis_item(inputs: BuilderInputs) -> ContextItem | None:
