@@ -259,7 +259,7 @@ def persona_user_blocks_item(inputs: BuilderInputs, text: _Text) -> ContextItem 
         ]
         if block.reason.strip():
             lines.append(f"  Reason: {block.reason.strip()}")
-    return _item("system", text.spoken(system_frame("\n".join(lines) + "\n")), Tag.KNOWLEDGE_PERSONA_USER_BLOCKS)
+    return _item("system", system_frame(text.spoken("\n".join(lines) + "\n")), Tag.KNOWLEDGE_PERSONA_USER_BLOCKS)
 
 
 def server_memories_item(inputs: BuilderInputs, text: _Text) -> ContextItem | None:
