@@ -6,6 +6,7 @@ its message. Run on SQLite and on PostgreSQL (which keeps no NUL at all)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from chatcontext.models import PromptRecord
 from chatcontext.storable import UNSTORABLE
 from personas import models as m
-from tests.bot.fake_llm import UNSTORABLE_REPLY, FakeLLMServer
+from tests.bot.fake_llm import UNSTORABLE_REPLY, FakeLLMServer, tool_round
 from tests.playground.conftest import MINA, NOW_MS, Demo
 
 pytestmark = pytest.mark.django_db
@@ -123,6 +124,8 @@ model_text = st.text(
 )
 @given(name=form_text, topic=form_text, content=form_text, reply=model_text)
 @example(name="a\x00", topic="\x00", content="\x00", reply=UNSTORABLE_REPLY)
+@example(name="", topic="", content="", reply="\x00")
+@example(name="", topic="", content="", reply=" \ud800")
 def test_arbitrary_unicode_never_gives_a_5xx_nor_a_reply_without_its_record(
     demo: Demo, llm: FakeLLMServer, staff: Client, name: str, topic: str, content: str, reply: str
 ) -> None:
@@ -132,7 +135,8 @@ def test_arbitrary_unicode_never_gives_a_5xx_nor_a_reply_without_its_record(
     assert created.status_code < 500
     channel = PlaygroundChannel.objects.order_by("-pk").first()
     assert channel is not None and storable(channel.name) and storable(channel.topic)
-    llm.script = [reply]
+    remember = json.dumps({"user": "mina", "content": f"likes {reply}"})
+    llm.script = [tool_round(("remember_user_fact", remember)), reply]
     # The SDK client is kept per process and bound to the loop of its first request; each request of
     # the test client runs on a loop of its own.
     shared_client.cache_clear()
@@ -144,7 +148,13 @@ def test_arbitrary_unicode_never_gives_a_5xx_nor_a_reply_without_its_record(
     assert sent.status_code < 500
     payload: dict[str, Any] = sent.json()
     replies = [message for message in payload.get("messages", []) if message["kind"] == "persona"]
-    assert sent.status_code == 400 or payload["skip"] is not None or replies
+    if sent.status_code == 200 and payload["skip"] is None:  # a turn ran: it has its record, reply or not
+        [summary] = payload["records"]
+        assert PromptRecord.objects.filter(pk=summary["id"], channel_disc_id=channel.disc_id).exists()
     for message in replies:
         assert storable(message["content"])
         assert PromptRecord.objects.filter(channel_disc_id=channel.disc_id, reply_text=message["content"]).exists()
+    assert all(storable(content) for content in m.PersonalMemory.objects.values_list("content", flat=True))
+    if replies:
+        record = PromptRecord.objects.get(channel_disc_id=channel.disc_id)
+        assert [call["status"] for call in record.tool_calls["calls"]] == ["ok"]
