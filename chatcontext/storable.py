@@ -45,7 +45,7 @@ def storable_json_text(raw: str) -> str:
         return text
     try:
         value = json.loads(text)
-    except ValueError:
+        clean = storable_json(value)
+    except (ValueError, RecursionError):  # a hostile model may nest deeper than Python's stack
         return text
-    clean = storable_json(value)
     return text if clean == value else json.dumps(clean, ensure_ascii=False)

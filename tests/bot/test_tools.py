@@ -259,6 +259,19 @@ async def test_nul_and_lone_surrogates_from_the_model_leave_no_reply_without_its
     assert call["status"] == "ok" and call["arguments"] == {"user": "ann", "content": memory.content}
 
 
+async def test_arguments_nested_deeper_than_the_stack_are_invalid_json_not_a_failed_turn(harness, llm_server):
+    await setup(harness, llm_server)
+    nested = "[" * 100_000 + '"\\u0000"' + "]" * 100_000
+    llm_server.script = [tool_round(("remember_user_fact", nested)), "Hm?"]
+
+    await dpytest.message("tomori, remember", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content == "Hm?"
+    [call] = (await records())[-1].tool_calls["calls"]
+    assert (call["status"], call["result"]) == ("error", "Error: the arguments are not valid JSON.")
+
+
 async def test_handles_become_pings_and_everyone_pings_nobody(harness, llm_server):
     await setup(harness, llm_server)
     ann, bob = harness.member(0), harness.member(1)

@@ -69,3 +69,5 @@ def test_json_that_needs_no_change_keeps_its_spelling(text: str) -> None:
     raw = json.dumps({"content": text})
     assert storable_json_text(raw) == raw
     assert storable_json_text("{not json \\u0000") == "{not json \\u0000"
+    nested = "[" * 100_000 + '"\\u0000"' + "]" * 100_000
+    assert storable_json_text(nested) == nested  # too deep to decode: left as written, for the tool layer to refuse
