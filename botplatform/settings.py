@@ -254,6 +254,8 @@ def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
 
 LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOINTS", ""))
 LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
+# The reply cap (`max_tokens`) of every request to a model, so no reply runs on without end.
+LLM_MAX_REPLY_TOKENS = max(env_int("LLM_MAX_REPLY_TOKENS", 1024), 1)
 # Time budget of one image download for a vision model (bot.conversation.media).
 MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS", "10") or 10)
 # Persona tools (bot.conversation.tools): model rounds with tool calls per turn before the reply is
@@ -271,6 +273,7 @@ TOMORI = {
     "MAX_PERSONAL_MEMORIES": env_int("MAX_PERSONAL_MEMORIES", 100),
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
     "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000),
+    "MAX_REMINDER_PURPOSE_LENGTH": env_int("MAX_REMINDER_PURPOSE_LENGTH", 1000),
     # Days the audit trail keeps old versions (personas.retention.prune_history); 0 keeps them.
     "AUDIT_HISTORY_DAYS": env_int("AUDIT_HISTORY_DAYS", 0),
     "PARTICIPANT_SOURCE_TIMEOUT_MS": env_int("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),

@@ -26,6 +26,7 @@ from chatcontext.descriptors import (
     media_window,
     plan_history_media,
 )
+from chatcontext.frames import inert, system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, impersonation_tail_directive
 from chatcontext.participants.target_index import (
@@ -241,7 +242,7 @@ def persona_user_blocks_item(inputs: BuilderInputs, text: _Text) -> ContextItem 
         return None
     bot = inputs.persona.persona_nickname
     lines = [
-        f"[System: Active persona-scoped user blocks for {bot}:",
+        f"Active persona-scoped user blocks for {bot}:",
         f"These blocks affect only {bot}. They are not deletion, forgetting, or memory redaction rules.",
     ]
     offset = inputs.server.timezone_offset
@@ -258,8 +259,7 @@ def persona_user_blocks_item(inputs: BuilderInputs, text: _Text) -> ContextItem 
         ]
         if block.reason.strip():
             lines.append(f"  Reason: {block.reason.strip()}")
-    lines.append("]")
-    return _item("system", text.spoken("\n".join(lines)), Tag.KNOWLEDGE_PERSONA_USER_BLOCKS)
+    return _item("system", system_frame(text.spoken("\n".join(lines) + "\n")), Tag.KNOWLEDGE_PERSONA_USER_BLOCKS)
 
 
 def server_memories_item(inputs: BuilderInputs, text: _Text) -> ContextItem | None:
@@ -268,10 +268,11 @@ def server_memories_item(inputs: BuilderInputs, text: _Text) -> ContextItem | No
     if inputs.impersonation is not None or not memories:
         return None
     place = "this conversation" if inputs.server.is_dm else inputs.server.name
-    body = f"## Things {inputs.persona.persona_nickname} remembers about {place}\n" + "\n".join(
-        f"- {m}" for m in memories
-    )
-    return _item("system", text.authored(body), Tag.KNOWLEDGE_SERVER_MEMORIES)
+    # Outside any frame, a memory must still not start a line that reads as a platform notice; made
+    # inert after its macros and mentions became names, which are not the platform's text either.
+    header = text.authored(f"## Things {inputs.persona.persona_nickname} remembers about {place}")
+    body = "\n".join([header, *(f"- {inert(text.authored(m))}" for m in memories)])
+    return _item("system", body, Tag.KNOWLEDGE_SERVER_MEMORIES)
 
 
 def emojis_item(inputs: BuilderInputs) -> ContextItem | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from chatcontext.frames import system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.types import ImageRef, MediaDescriptor, SimplifiedMessage, VideoRef
 
@@ -117,7 +118,7 @@ def attribution_hint(
         tail = "included in the message being replied to"
     else:
         tail = f"sent by {author}"
-    return f"[System: {this} {noun} ({label}: {ids}) {was} {tail}]"
+    return system_frame(f"{this} {noun} ({label}: {ids}) {was} {tail}")
 
 
 def media_attribution_text(entry: SimplifiedMessage, author: str) -> str:
@@ -136,7 +137,7 @@ def media_attribution_text(entry: SimplifiedMessage, author: str) -> str:
             parts.append("a video" if video_count == 1 else f"{video_count} videos")
         else:
             parts.append("this video" if video_count == 1 else f"these {video_count} videos")
-    return f"[System: {author} sent {' and '.join(parts) or 'this media'}]"
+    return system_frame(f"{author} sent {' and '.join(parts) or 'this media'}")
 
 
 def plan_history_media(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from chatcontext.builder import BuilderOutput
 from chatcontext.config import StageConfig
+from chatcontext.frames import system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.simplify.authors import match_persona_name, strip_bridge_prefix
 from chatcontext.simplify.base import collapse_whitespace
@@ -62,7 +63,7 @@ def combined_directive_item(directives: Sequence[str]) -> ContextItem | None:
     if not normalized:
         return None
     joined = "\n\n".join(normalized)
-    return _directive_item(f"[System: {joined}]")
+    return _directive_item(system_frame(joined))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from chatcontext import repository
 from chatcontext.config import StageConfig
+from chatcontext.frames import system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.merge import HistoryMerger
 from chatcontext.notices import marker_kind
@@ -324,9 +325,9 @@ def block_notice(
         id=f"{BLOCK_NOTICE_PREFIX}{message.id}",
         author_id=comparable_id,
         author_name="System",
-        content=(
-            f"[System: {label} sent a message but is currently blocked by you for {hours} more {unit}. "
-            "Use `unblock_user` to unblock if needed]"
+        content=system_frame(
+            f"{label} sent a message but is currently blocked by you for {hours} more {unit}. "
+            "Use `unblock_user` to unblock if needed"
         ),
         created_at=message.created_timestamp,
     )

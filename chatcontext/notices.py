@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chatcontext.frames import inert, system_frame
 from chatcontext.types import Embed
 
 # BC6-01
@@ -310,19 +311,20 @@ _WS = re.compile(r"\s+")
 
 
 def format_notice(kind: str, title: str | None, description: str, persona_nickname: str) -> str:
-    """The `[System: …]` text of one notice, identical for embeds and CV2 (BC6-06)."""
+    """The `[System: …]` text of one notice, identical for embeds and CV2 (BC6-06); its title and
+    body can neither end the frame nor start another (``chatcontext.frames``)."""
     if kind in ("system_injection", "scene_directive"):
-        return f"[System: {description}]"
+        return system_frame(description)
     if kind in ("compact_summary", "compact_refresh"):
-        return f"[System: ## {title}\n{description}]" if title else f"[System: {description}]"
+        return system_frame(f"## {title}\n{description}" if title else description)
     body = description
     if persona_nickname:
         body = re.sub(rf"^{re.escape(persona_nickname)}:\s*", "", body, count=1, flags=re.IGNORECASE)
     if kind in _TITLED_KINDS and title:
         body = f"{title}\n{body}"
     if kind in _WRAPPED_KINDS:
-        return f"[System: {body}]"
-    return f"{SYSTEM_EMBED_PREAMBLE}\n{body}"
+        return system_frame(body)
+    return f"{SYSTEM_EMBED_PREAMBLE}\n{inert(body)}"
 
 
 def _clip(value: str | None, limit: int) -> str:
@@ -354,4 +356,4 @@ def format_diagnostic_block(embed: Embed) -> str:
     footer = _clip(embed.footer_text, 220)
     if footer:
         lines.append(f"Footer: {footer}")
-    return "[System: " + "\n".join(lines) + "]"
+    return system_frame("\n".join(lines))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from chatcontext.frames import system_frame
 from chatcontext.types import ChatIncoming, JSONDict, SimplifiedMessage
 
 # A bridged Matrix id such as `@al:mx.org` (BC7-01).
@@ -23,24 +24,23 @@ def reminder_applies(incoming: ChatIncoming) -> bool:
 def reminder_text(purpose: str, lateness: str | None, recipient_id: str | None, self_reminder: bool) -> str:
     """The `[System: ...]` text of a triggered reminder, first matching case of BC7-01."""
     if self_reminder:
-        text = (
-            f"[System: A task reminder you set for yourself has triggered. "
-            f'Task: "{purpose}". Please execute this task now.]'
+        text = system_frame(
+            f'A task reminder you set for yourself has triggered. Task: "{purpose}". Please execute this task now.'
         )
         return text + (f"\n[System: This task is {lateness} overdue.]" if lateness else "")
     recipient = recipient_id or ""
     if _MATRIX_RECIPIENT.match(recipient):
         local_part = recipient.split(":", 1)[0].removeprefix("@")
         # The braces after `@` are literal text: the mention syntax the delivery layer expands.
-        text = (
-            f"[System: A reminder you set earlier for @{local_part} (Mention ID: @{{{local_part}}}) has triggered. "
-            f'Reminder: "{purpose}". Focus on reminding and pinging @{local_part} about this.]'
+        text = system_frame(
+            f"A reminder you set earlier for @{local_part} (Mention ID: @{{{local_part}}}) has triggered. "
+            f'Reminder: "{purpose}". Focus on reminding and pinging @{local_part} about this.'
         )
     else:
         mention = f"<@{recipient}>"
-        text = (
-            f"[System: A reminder you set earlier for {mention} (Mention format: @{{{mention}}} or @{{{recipient}}}) "
-            f'has triggered. Reminder: "{purpose}". Focus on reminding and pinging {mention} about this.]'
+        text = system_frame(
+            f"A reminder you set earlier for {mention} (Mention format: @{{{mention}}} or @{{{recipient}}}) "
+            f'has triggered. Reminder: "{purpose}". Focus on reminding and pinging {mention} about this.'
         )
     return text + (f"\n[System: You are also {lateness} late in reminding the user.]" if lateness else "")
 

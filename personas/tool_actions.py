@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -36,9 +37,12 @@ from personas.models import (
     ServerMemory,
     ServerSettings,
 )
+from personas.models.reminders import validate_reminder_purpose_length
 from personas.provenance import NO_PROVENANCE, Provenance
 
 MAX_REMINDER_AHEAD = timedelta(days=365)
+# A repetition longer than the furthest a reminder may be set ahead would never be seen to repeat.
+MAX_REPEAT_HOURS = MAX_REMINDER_AHEAD // timedelta(hours=1)
 
 
 class ToolWriteRefused(actions.ActionError):
@@ -196,12 +200,18 @@ def set_reminder(
     text = purpose.strip()
     if not text:
         raise ToolWriteRefused("A reminder needs a purpose.")
+    try:
+        validate_reminder_purpose_length(text)
+    except ValidationError as exc:
+        raise ToolWriteRefused(exc.messages[0]) from exc
     if at <= now:
         raise ToolWriteRefused("That time has already passed; pick a time in the future.")
     if at > now + MAX_REMINDER_AHEAD:
         raise ToolWriteRefused("Reminders can be set at most a year ahead.")
     if repeat_hours is not None and repeat_hours < 1:
         raise ToolWriteRefused("A repeating reminder repeats every hour at the most often.")
+    if repeat_hours is not None and repeat_hours > MAX_REPEAT_HOURS:
+        raise ToolWriteRefused(f"A repeating reminder repeats at least once a year (every {MAX_REPEAT_HOURS} hours).")
     self_task = target_disc_id == bot_user_disc_id
     with recording(actor), transaction.atomic():
         if not self_task:

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils.text import get_valid_filename
 
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
+from chatcontext.storable import storable_text
 from chatcontext.types import Attachment, Author, PersonaInfo
 from personas import models as m
 
@@ -151,7 +152,7 @@ def _save_uploads(
             {
                 "id": attachment_id,
                 "name": name,
-                "content_type": upload.content_type or None,
+                "content_type": storable_text(upload.content_type or "") or None,
                 "size": int(upload.size or 0),
                 "path": path,
             }
@@ -179,16 +180,23 @@ def store_user_message(
     if reply_to is not None and reply_to.channel_id != channel.pk:
         raise PlaygroundError("A reply must answer a message of the same channel.")
     ids = allocate_snowflakes(1 + len(uploads), now_ms)
-    with transaction.atomic():
-        return PlaygroundMessage.objects.create(
-            channel=channel,
-            disc_id=ids[0],
-            author_disc_id=author_disc_id,
-            content=content,
-            created_at_ms=now_ms,
-            reply_to=reply_to,
-            attachments=_save_uploads(ids[0], uploads, ids[1:]),
-        )
+    stored = _save_uploads(ids[0], uploads, ids[1:])
+    try:
+        with transaction.atomic():
+            return PlaygroundMessage.objects.create(
+                channel=channel,
+                disc_id=ids[0],
+                author_disc_id=author_disc_id,
+                content=content,
+                created_at_ms=now_ms,
+                reply_to=reply_to,
+                attachments=stored,
+            )
+    except BaseException:
+        # No message, no files: an upload whose message was refused would be kept by nothing.
+        for attachment in stored:
+            attachment_path(attachment).unlink(missing_ok=True)
+        raise
 
 
 def store_bot_message(

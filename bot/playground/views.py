@@ -36,6 +36,7 @@ from chatcontext.records import inspector
 from chatcontext.records.admin import record_links
 from chatcontext.records.tool_calls import tool_calls_view
 from chatcontext.repository import load_personas
+from chatcontext.storable import storable_text
 from chatcontext.types import Author
 from personas import models as m
 from personas.access import Principal, principal_for_user
@@ -49,6 +50,11 @@ WEB_RUNNER = playground_runner(provider_factory=functools.partial(build_provider
 
 class BadRequest(Exception):
     pass
+
+
+def _form(request: HttpRequest, name: str) -> str:
+    """A form field as storable text: a NUL (`%00`) would fail PostgreSQL's write (chatcontext.storable)."""
+    return storable_text(request.POST.get(name, ""))
 
 
 def _principal(user: Any) -> Principal:
@@ -164,8 +170,8 @@ def create_channel(request: HttpRequest, server_id: int) -> HttpResponse:
     try:
         channel = store.create_channel(
             server,
-            request.POST.get("name", ""),
-            topic=request.POST.get("topic", ""),
+            _form(request, "name"),
+            topic=_form(request, "topic"),
             created_by=request.user,
             now_ms=wall_clock_ms(),
         )
@@ -179,9 +185,9 @@ def _message_arguments(
 ) -> tuple[PlaygroundChannel, str, PlaygroundMessage | None]:
     who = _principal(request.user)
     channel = _channel(who, channel_id)
-    identity = _identity(channel.server, request.POST.get("identity", ""))
+    identity = _identity(channel.server, _form(request, "identity"))
     reply_to = None
-    if reply_id := request.POST.get("reply_to", "").strip():
+    if reply_id := _form(request, "reply_to").strip():
         reply_to = PlaygroundMessage.objects.filter(channel=channel, disc_id=reply_id).first()
         if reply_to is None:
             raise BadRequest("The message replied to is not in this channel.")
@@ -213,7 +219,7 @@ async def send_message(request: HttpRequest, channel_id: int) -> HttpResponse:
         outcome = await post_playground_message(
             channel,
             author,
-            request.POST.get("content", ""),
+            _form(request, "content"),
             reply_to=reply_to,
             attachments=request.FILES.getlist("files"),
             runner=WEB_RUNNER,
@@ -229,7 +235,7 @@ def react(request: HttpRequest, channel_id: int, message_id: str) -> HttpRespons
     try:
         channel, author, _ = _message_arguments(request, channel_id)
         message = get_object_or_404(PlaygroundMessage, channel=channel, disc_id=message_id)
-        message = store.toggle_reaction(message, request.POST.get("emoji", ""), author)
+        message = store.toggle_reaction(message, _form(request, "emoji"), author)
     except (BadRequest, store.PlaygroundError) as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     bot_user = _bot_user(channel)

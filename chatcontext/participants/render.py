@@ -12,6 +12,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from chatcontext.frames import system_frame
 from chatcontext.participants.aliases import aliases_for_purpose, collision_index
 from chatcontext.participants.model import (
     HydratedParticipantProfile,
@@ -21,9 +22,7 @@ from chatcontext.participants.model import (
     normalize_alias,
 )
 
-# R-04 structural tokens.
-SYSTEM_OPEN = "[System: "
-SYSTEM_CLOSE = "]"
+# R-04 structural tokens (the frame itself is chatcontext.frames').
 YOU_SUFFIX = " (This is you!)"
 MENTION_LABEL = "Mention: "
 ALIASES_LABEL = "Aliases: "
@@ -174,7 +173,7 @@ def profile_headings(profiles: Sequence[HydratedParticipantProfile], *, is_imper
 
 
 def _system_block(body: str) -> str:
-    return f"{SYSTEM_OPEN}{body}\n{SYSTEM_CLOSE}"
+    return system_frame(f"{body}\n")
 
 
 def render_profile_block(

@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from chatcontext.config import StageConfig
+from chatcontext.frames import system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.types import (
     Author,
@@ -142,7 +143,7 @@ def is_debug_message(message: DiscordMessage, ctx: SimplifyContext) -> bool:
 def base_content(message: DiscordMessage, ctx: SimplifyContext, is_debug: bool) -> str:
     """BC3-01: the join notice, the debug text after `$:` (a following space kept), or the raw content."""
     if is_join(message):
-        return f"[System: <@{message.author.id}> has just joined {ctx.server_name}]"
+        return system_frame(f"<@{message.author.id}> has just joined {ctx.server_name}")
     if is_debug:
         return message.content[len(DEBUG_PREFIX) :]
     return message.content

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from chatcontext.frames import system_frame
 from chatcontext.simplify.authors import AuthorIdentity, is_tomori_authored, resolve_author, strip_trigger_mentions
 from chatcontext.simplify.base import SimplifyContext, base_content, is_debug_message, is_join
 from chatcontext.simplify.embeds import process_embeds
@@ -49,13 +50,15 @@ def _file_hints(message: DiscordMessage, others: list[Attachment], ctx: Simplify
                 hints.append(f"[System: This was sent as a voice message.]\n{cached.transcript}")
             else:
                 hints.append(
-                    f"[System: An audio file named `{attachment.name}` was sent here but was not transcribed.]"
+                    system_frame(f"An audio file named `{attachment.name}` was sent here but was not transcribed.")
                 )
         else:
             media_id = ctx.id_map.register(message.id, "media")
             hints.append(
-                f"[System: A file named `{attachment.name}` is attached (message ID: {media_id}). "
-                "Use `read_file` with this message ID to read its contents, only if needed.]"
+                system_frame(
+                    f"A file named `{attachment.name}` is attached (message ID: {media_id}). "
+                    "Use `read_file` with this message ID to read its contents, only if needed."
+                )
             )
     return hints
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatcontext.frames import system_frame
 from chatcontext.notices import (
     ERROR_COLOR,
     TARGET_KINDS,
@@ -45,7 +46,7 @@ def link_preview_text(embed: Embed) -> str | None:
             parts.append(f"{f.name}: {f.value}")
         elif f.name or f.value:
             parts.append(f.name or f.value)
-    return f"[System: Link preview embed content: {' - '.join(parts)}]" if parts else None
+    return system_frame(f"Link preview embed content: {' - '.join(parts)}") if parts else None
 
 
 def process_embeds(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from chatcontext.frames import inert, quoting_frame, system_frame
 from chatcontext.simplify.authors import bot_user_label
 from chatcontext.simplify.base import NO_TEXT, SimplifyContext, collapse_whitespace, media_suffix
 from chatcontext.simplify.embeds import process_embeds
@@ -76,8 +77,10 @@ def build_forward_context(message: DiscordMessage, forwarder: str, ctx: Simplify
         snapshots = message.message_snapshots
     if snapshots is None:
         return ForwardContext(
-            text=f"[System: {forwarder} forwarded a message that was itself a forward. Discord does not include "
-            "the original message's contents in a nested forward, so its text and any attached media cannot be seen.]"
+            text=system_frame(
+                f"{forwarder} forwarded a message that was itself a forward. Discord does not include the original "
+                "message's contents in a nested forward, so its text and any attached media cannot be seen."
+            )
         )
     result = ForwardContext(media=MediaBag(source_message_id=message.id))
     blocks: list[str] = []
@@ -96,12 +99,15 @@ def build_forward_context(message: DiscordMessage, forwarder: str, ctx: Simplify
             self_debug=ctx.self_debug_enabled,
             bag=media,
         )
-        text = "\n".join(notices.texts) if notices.texts else snapshot.content.strip()
+        # The bot's notices were framed by the platform (BC3-14); the author's own text is a quotation.
+        text = "\n".join(notices.texts) if notices.texts else inert(snapshot.content.strip())
         source = f"<#{snapshot.channel_id}>" if snapshot.channel_id else "another channel"
         suffix = media_suffix(len(media.images), len(media.videos))
         blocks.append(
-            f"[System: {forwarder} forwarded a message by {_snapshot_author(snapshot, ctx)} from {source} "
-            f"saying: {collapse_whitespace(text) or NO_TEXT}{suffix}]"
+            quoting_frame(
+                f"{forwarder} forwarded a message by {_snapshot_author(snapshot, ctx)} from {source} saying: ",
+                f"{collapse_whitespace(text) or NO_TEXT}{suffix}",
+            )
         )
         if len(media):
             ctx.id_map.register(message.id, "media")

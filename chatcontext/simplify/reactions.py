@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatcontext.config import StageConfig
+from chatcontext.frames import system_frame
 from chatcontext.simplify.base import SimplifyContext
 from chatcontext.types import Author, DiscordMessage, Reaction, ReactionEmoji
 
@@ -65,4 +66,4 @@ def reaction_annotation(
         segments.append(segment)
     if hidden:
         segments.append(f"+{hidden} more reaction type" + ("" if hidden == 1 else "s"))
-    return f"[System: Reactions on this message: {'; '.join(segments)}]"
+    return system_frame(f"Reactions on this message: {'; '.join(segments)}")

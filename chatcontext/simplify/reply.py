@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chatcontext.frames import inert, quoting_frame
 from chatcontext.notices import is_reply_context_embed
 from chatcontext.simplify.authors import annotation_label
 from chatcontext.simplify.base import NO_TEXT, PIN_TYPE, SimplifyContext, collapse_whitespace, media_suffix
@@ -42,7 +43,7 @@ def reply_target_id(message: DiscordMessage) -> str | None:
 
 def reply_summary(target: DiscordMessage) -> str:
     """BC3-05: the quoted text, whitespace-collapsed, with declared image/video counts."""
-    text = collapse_whitespace(target.content) or NO_TEXT
+    text = inert(collapse_whitespace(target.content)) or NO_TEXT
     types = [(a.content_type or "").lower() for a in target.attachments]
     images = sum(t.startswith("image/") for t in types)
     videos = sum(t.startswith(VIDEO_TYPES) for t in types)
@@ -70,11 +71,14 @@ def build_reply_context(message: DiscordMessage, ctx: SimplifyContext) -> ReplyC
     author = annotation_label(target, ctx)
     summary = reply_summary(target)
     if message.type == PIN_TYPE:
-        annotation = f"[System: {actor} pinned a previous message (ID: {target_ref}) by {author} saying: {summary}]"
+        annotation = quoting_frame(
+            f"{actor} pinned a previous message (ID: {target_ref}) by {author} saying: ", summary
+        )
     else:
-        annotation = (
-            f"[System: This message (ID: {reply_ref}) by {actor} is referring to a previous message "
-            f"(ID: {target_ref}) by {author} saying: {summary}]"
+        annotation = quoting_frame(
+            f"This message (ID: {reply_ref}) by {actor} is referring to a previous message "
+            f"(ID: {target_ref}) by {author} saying: ",
+            summary,
         )
     media = MediaBag(source_message_id=target.id)
     add_attachments(media, target.attachments)

@@ -14,6 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from chatcontext.storable import UNSTORABLE
 from chatcontext.types import (
     JSONDict,
 )
@@ -117,11 +118,6 @@ def parse_json(text: str | bytes) -> Any:
         raise SnapshotError(ROOT_PATH, f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
 
 
-# Characters JSON can escape but no replay can keep: an unpaired surrogate (`\ud800`) is no Unicode
-# text (it cannot be printed or stored), and PostgreSQL stores no NUL in text or JSON columns.
-_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
-
-
 def _unstorable(char: str) -> str:
     if char == "\x00":
         return "NUL character U+0000 (no database stores it in text)"
@@ -139,11 +135,11 @@ def check_values(doc: Any) -> None:
         if isinstance(value, dict | list) and len(path) >= MAX_DEPTH:
             raise SnapshotError(format_path(path), f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, str):
-            if (bad := _UNSTORABLE.search(value)) is not None:
+            if (bad := UNSTORABLE.search(value)) is not None:
                 raise SnapshotError(format_path(path), _unstorable(bad.group()))
         elif isinstance(value, dict):
             for key in value:
-                if (bad := _UNSTORABLE.search(key)) is not None:
+                if (bad := UNSTORABLE.search(key)) is not None:
                     raise SnapshotError(format_path(path), f"in a key: {_unstorable(bad.group())}")
             stack.extend((item, (*path, key)) for key, item in reversed(value.items()))
         elif isinstance(value, list):

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Coalesce
 
@@ -8,6 +10,13 @@ from personas.models.provenance import ToolProvenance
 from personas.models.servers import Server
 from personas.models.users import DiscordUser
 from personas.validators import validate_discord_id
+
+
+def validate_reminder_purpose_length(value: str) -> None:
+    # A purpose is shown in every prompt of its target until it fires, like a memory.
+    limit = settings.TOMORI["MAX_REMINDER_PURPOSE_LENGTH"]
+    if len(value) > limit:
+        raise ValidationError(f"A reminder's purpose holds at most {limit} characters (this one has {len(value)}).")
 
 
 class Reminder(ToolProvenance):
@@ -28,7 +37,7 @@ class Reminder(ToolProvenance):
     channel_disc_id = models.CharField("channel Discord ID", max_length=20, validators=[validate_discord_id])
     user_discord_id = models.CharField(max_length=255, help_text="Target: user snowflake, Matrix id, or the bot's id.")
     user_nickname = models.TextField(default="", blank=True)
-    reminder_purpose = models.TextField()
+    reminder_purpose = models.TextField(validators=[validate_reminder_purpose_length])
     reminder_time = models.DateTimeField()
     repetition_interval_hours = models.PositiveIntegerField(null=True, blank=True)
     self_reminder = models.BooleanField(default=False)

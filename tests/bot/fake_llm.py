@@ -22,6 +22,11 @@ from typing import Any
 from aiohttp import web
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+# What a hostile or broken model may answer: the server's JSON carries them as `\u0000` and `\ud800`
+# escapes, in a reply and (``UNSTORABLE_ARGUMENTS``, escaped once more inside the arguments' own JSON
+# and once as the characters themselves) in a tool call's arguments.
+UNSTORABLE_REPLY = "Hi\x00 there \ud800!"
+UNSTORABLE_ARGUMENTS = '{"user": "ann\x00", "content": "cat\\u0000 called \\ud800 Mochi \\ud83d\\ude00\ud800"}'
 
 
 ScriptEntry = str | list[tuple[str, str]]

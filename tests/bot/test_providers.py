@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.conversation.providers import (
@@ -16,7 +18,9 @@ from bot.conversation.providers import (
 )
 from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
 from personas.models import ServerSettings
-from tests.bot.fake_llm import USAGE, FakeLLMServer, tool_round
+from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, USAGE, FakeLLMServer, tool_round
+
+MAX_REPLY_TOKENS = 321
 
 ITEMS = [
     ContextItem(role="system", parts=[TextPart("You are Tomori.")]),
@@ -32,7 +36,9 @@ ITEMS = [
 
 
 def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenAICompatProvider:
-    return OpenAICompatProvider(base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s)
+    return OpenAICompatProvider(
+        base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s, max_reply_tokens=MAX_REPLY_TOKENS
+    )
 
 
 def test_context_items_map_to_openai_roles_and_image_parts_to_image_url_parts():
@@ -88,7 +94,9 @@ async def test_a_stalled_server_times_out_after_one_retry(llm_server, stream):
 
 
 async def test_an_unreachable_server_is_a_short_provider_error():
-    unreachable = OpenAICompatProvider(base_url="http://127.0.0.1:9/v1", api_key="", model="ok", timeout_s=2)
+    unreachable = OpenAICompatProvider(
+        base_url="http://127.0.0.1:9/v1", api_key="", model="ok", timeout_s=2, max_reply_tokens=MAX_REPLY_TOKENS
+    )
     with pytest.raises(ProviderError, match="unreachable"):
         await unreachable.generate(ITEMS, stream=False)
 
@@ -162,3 +170,45 @@ async def test_a_server_refusing_tools_is_asked_once_without_them(llm_server, st
 def test_a_server_whose_model_has_no_tool_support_is_configured_so():
     assert provider_config(ServerSettings(llm_supports_tools=False, llm_provider="echo")).tools is False
     assert provider_config(ServerSettings()).tools is True
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_every_request_carries_the_reply_cap_with_tools_without_and_after_a_refusal(llm_server, stream):
+    """Issue 26 item 7: a reply cannot run on without end, whichever request of the turn it is."""
+    await provider(llm_server, "ok").generate(ITEMS, stream=stream)
+    await provider(llm_server, "ok").generate(ITEMS, stream=stream, tools=[REMEMBER])
+    await provider(llm_server, "notools").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    assert [r.get("max_tokens") for r in llm_server.requests] == [MAX_REPLY_TOKENS] * 4
+
+
+async def test_the_platform_reply_cap_reaches_the_request_of_a_configured_provider(llm_server, settings):
+    settings.LLM_MAX_REPLY_TOKENS = 77
+    config = provider_config(ServerSettings(llm_base_url=llm_server.base_url, llm_model="ok"))
+
+    await build_provider(config, "Tomori").generate(ITEMS, stream=True)
+
+    assert llm_server.requests[-1]["max_tokens"] == 77
+
+
+CLEAN_CONTENT = "cat called \ufffd Mochi 😀\ufffd"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_nul_and_lone_surrogates_of_the_model_are_cleaned_where_they_enter(llm_server, stream):
+    """Issue 26 item 4: the reply, every streamed piece and a tool call's decoded arguments hold no NUL
+    and no lone surrogate, whatever the model sent (escaped or not); a surrogate pair stays its character."""
+    pieces: list[str] = []
+
+    async def collect(text: str) -> None:
+        pieces.append(text)
+
+    llm_server.script = [UNSTORABLE_REPLY, tool_round(("remember_user_fact\x00", UNSTORABLE_ARGUMENTS))]
+    reply = await provider(llm_server, "ok").generate(ITEMS, stream=stream, on_delta=collect)
+    calls = await provider(llm_server, "ok").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    assert reply.text == "Hi there \ufffd!"
+    assert "".join(pieces) == (reply.text if stream else "")
+    [call] = calls.tool_calls
+    assert call.name == "remember_user_fact"
+    assert json.loads(call.arguments) == {"user": "ann", "content": CLEAN_CONTENT}

@@ -21,7 +21,7 @@ from personas import actions
 from personas import models as m
 from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
 from tests.actors import TEST_ACTOR
-from tests.bot.fake_llm import FakeLLMServer, tool_round
+from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, FakeLLMServer, tool_round
 from tests.bot.fakes import FakeInteraction, post_reply, run_db, setup_server
 from tests.bot.test_reminders import due_now, until
 
@@ -215,6 +215,61 @@ async def test_a_reminder_at_21_in_a_utc_plus_9_server_is_12_utc_and_fires_once(
     await until(fired)
     [ping] = sent_messages()
     assert f"<@{ann.id}>" in ping.content
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        ({"repeat_hours": 10**12}, "A repeating reminder repeats at least once a year (every 8760 hours)."),
+        ({"purpose": "x" * 1001}, "A reminder's purpose holds at most 1000 characters (this one has 1001)."),
+    ],
+)
+async def test_a_reminder_out_of_bounds_is_a_refusal_the_model_reads(harness, llm_server, extra, why):
+    """Issue 26 item 7: the tool result says why, and the model gets it, not "the tool failed"."""
+    await setup(harness, llm_server)
+    when = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    arguments = {"user": "ann", "purpose": "stretch", "when": when, **extra}
+    llm_server.script = [tool_round(("set_reminder", json.dumps(arguments))), "Sorry, I can't."]
+
+    await dpytest.message("tomori, remind me", member=harness.member(0))
+
+    assert not await m.Reminder.objects.aexists()
+    [call] = (await records())[-1].tool_calls["calls"]
+    assert (call["status"], call["result"]) == ("refused", f"Refused: {why}")
+    assert any(message.get("content") == call["result"] for message in llm_server.requests[-1]["messages"])
+
+
+async def test_nul_and_lone_surrogates_from_the_model_leave_no_reply_without_its_record(harness, llm_server):
+    """Issue 26 item 4: escaped NUL and lone surrogates in the reply and in a tool call's arguments are
+    cleaned where they enter; the memory, the reply, its notice and the prompt record are all written."""
+    await setup(harness, llm_server)
+    ann = harness.member(0)
+    llm_server.script = [tool_round(("remember_user_fact", UNSTORABLE_ARGUMENTS)), UNSTORABLE_REPLY]
+
+    await dpytest.message("tomori, remember my cat", member=ann)
+
+    reply, confirmation = sent_messages()
+    assert reply.content == "Hi there \ufffd!"
+    memory = await m.PersonalMemory.objects.select_related("user").aget()
+    assert memory.content == "cat called \ufffd Mochi 😀\ufffd" and memory.user.user_disc_id == str(ann.id)
+    assert memory.content in confirmation.embeds[0].description
+    [record] = await records()
+    assert record.reply_text == reply.content and record.error == ""
+    [call] = record.tool_calls["calls"]
+    assert call["status"] == "ok" and call["arguments"] == {"user": "ann", "content": memory.content}
+
+
+async def test_arguments_nested_deeper_than_the_stack_are_invalid_json_not_a_failed_turn(harness, llm_server):
+    await setup(harness, llm_server)
+    nested = "[" * 100_000 + '"\\u0000"' + "]" * 100_000
+    llm_server.script = [tool_round(("remember_user_fact", nested)), "Hm?"]
+
+    await dpytest.message("tomori, remember", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content == "Hm?"
+    [call] = (await records())[-1].tool_calls["calls"]
+    assert (call["status"], call["result"]) == ("error", "Error: the arguments are not valid JSON.")
 
 
 async def test_handles_become_pings_and_everyone_pings_nobody(harness, llm_server):

@@ -317,6 +317,28 @@ def test_a_reminder_no_bot_confirmed_shows_failed_with_its_reason(admin_client: 
     )
 
 
+def test_the_admin_refuses_a_reminder_purpose_over_the_limit(admin_client: Client, make_reminder, settings) -> None:
+    """Issue 26 item 7: the admin form shows the same limit the tool refuses with."""
+    settings.TOMORI = {**settings.TOMORI, "MAX_REMINDER_PURPOSE_LENGTH": 20}
+    reminder = make_reminder()
+    url = reverse("admin:personas_reminder_change", args=[reminder.pk])
+    form = admin_client.get(url).context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None}
+    data["reminder_time_0"], data["reminder_time_1"] = reminder.reminder_time.strftime("%Y-%m-%d %H:%M:%S").split()
+    data["reminder_purpose"] = "x" * 21
+
+    response = admin_client.post(url, data)
+
+    assert response.status_code == 200
+    assert "at most 20 characters (this one has 21)" in response.content.decode()
+    reminder.refresh_from_db()
+    assert reminder.reminder_purpose == "water the plants"
+    data["reminder_purpose"] = "x" * 20
+    assert admin_client.post(url, data).status_code == 302
+    reminder.refresh_from_db()
+    assert reminder.reminder_purpose == "x" * 20
+
+
 @pytest.mark.parametrize(("kind", "expected"), [("human", {"task 1"}), ("self", {"task 0", "task 2"})])
 def test_reminder_kind_filter_separates_self_tasks(
     admin_client: Client, main_persona: Persona, kind: str, expected: set[str]

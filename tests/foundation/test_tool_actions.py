@@ -126,6 +126,38 @@ def test_a_reminder_in_the_past_or_beyond_a_year_is_refused() -> None:
     assert not m.Reminder.objects.exists()
 
 
+def _reminder(persona: m.Persona, user: str, *, purpose: str = "x", repeat_hours: int | None = None) -> m.Reminder:
+    return tool_actions.set_reminder(
+        persona,
+        channel_disc_id="1",
+        target_disc_id=user,
+        bot_user_disc_id=BOT_ID,
+        purpose=purpose,
+        at=timezone.now() + timedelta(hours=1),
+        repeat_hours=repeat_hours,
+        actor=TEST_ACTOR,
+    )
+
+
+def test_a_purpose_over_the_limit_is_refused_and_one_at_the_limit_is_kept(settings) -> None:  # type: ignore[no-untyped-def]
+    """Issue 26 item 7: a purpose is shown in every prompt until it fires, so it is capped like a memory."""
+    settings.TOMORI = {**settings.TOMORI, "MAX_REMINDER_PURPOSE_LENGTH": 30}
+    persona, [user] = world(["minimal"], False, False)
+    with pytest.raises(tool_actions.ToolWriteRefused, match="at most 30 characters"):
+        _reminder(persona, user, purpose="x" * 31)
+    assert not m.Reminder.objects.exists()
+    assert _reminder(persona, user, purpose=" " + "y" * 30 + " ").reminder_purpose == "y" * 30
+
+
+@pytest.mark.parametrize("repeat_hours", [0, 365 * 24 + 1, 10**12, 10**30])
+def test_a_repetition_out_of_range_is_refused_with_why(repeat_hours: int) -> None:
+    persona, [user] = world(["minimal"], False, False)
+    with pytest.raises(tool_actions.ToolWriteRefused, match="repeats"):
+        _reminder(persona, user, repeat_hours=repeat_hours)
+    assert not m.Reminder.objects.exists()
+    assert _reminder(persona, user, repeat_hours=365 * 24).repetition_interval_hours == 365 * 24
+
+
 def test_self_teaching_off_refuses_memories() -> None:
     persona, [user] = world(["minimal"], False, False)
     m.ServerSettings.objects.filter(server=persona.server).update(self_teaching_enabled=False)

@@ -118,7 +118,9 @@ async def test_the_openai_compatible_provider_passes_each_streamed_piece_on():
         pieces.append(text)
 
     try:
-        provider = OpenAICompatProvider(base_url=server.base_url, api_key="", model="ok", timeout_s=10)
+        provider = OpenAICompatProvider(
+            base_url=server.base_url, api_key="", model="ok", timeout_s=10, max_reply_tokens=64
+        )
         item = ContextItem(role="user", parts=[TextPart("hi")])
         result = await provider.generate([item], stream=True, on_delta=collect)
     finally:

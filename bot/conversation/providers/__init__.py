@@ -63,6 +63,7 @@ class ProviderConfig:
     timeout_s: float = 60.0
     # The server's model takes tool calls (ServerSettings.llm_supports_tools); off: it is sent none.
     tools: bool = True
+    max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
 
 
 def platform_endpoint() -> Endpoint:
@@ -112,5 +113,9 @@ def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: fl
     if config.kind == "echo":
         return EchoProvider(persona_name, pace_s=echo_pace_s)
     return OpenAICompatProvider(
-        base_url=config.base_url, api_key=config.api_key, model=config.model, timeout_s=config.timeout_s
+        base_url=config.base_url,
+        api_key=config.api_key,
+        model=config.model,
+        timeout_s=config.timeout_s,
+        max_reply_tokens=config.max_reply_tokens,
     )

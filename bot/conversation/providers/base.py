@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from chatcontext.storable import storable_json_text, storable_text
 from chatcontext.types import ContextItem, ImagePart
 
 ROLE_TO_OPENAI = {"system": "system", "user": "user", "model": "assistant"}
@@ -47,6 +48,12 @@ class ToolCall:
     name: str
     arguments: str
 
+    def __post_init__(self) -> None:
+        # Made storable here, the one door every provider's output passes (chatcontext.storable).
+        object.__setattr__(self, "id", storable_text(self.id))
+        object.__setattr__(self, "name", storable_text(self.name))
+        object.__setattr__(self, "arguments", storable_json_text(self.arguments))
+
     def as_openai(self) -> dict[str, Any]:
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
 
@@ -59,6 +66,11 @@ class GenerationResult:
     tool_calls: tuple[ToolCall, ...] = ()
     # The server refused the request because it offered tools; the answer came from a tool-less call.
     tools_refused: bool = False
+
+    def __post_init__(self) -> None:
+        # A reply with a NUL or a lone surrogate was delivered, then failed its record: cleaned here,
+        # whichever provider wrote it, before anything shows or stores it (chatcontext.storable).
+        object.__setattr__(self, "text", storable_text(self.text))
 
 
 class ProviderError(Exception):

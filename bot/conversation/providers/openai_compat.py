@@ -32,6 +32,7 @@ from bot.conversation.providers.base import (
     ToolSpec,
     to_chat_messages,
 )
+from chatcontext.storable import storable_text
 from chatcontext.types import ContextItem
 
 logger = logging.getLogger(__name__)
@@ -95,8 +96,9 @@ def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
 class OpenAICompatProvider:
     name = "openai"
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float) -> None:
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float, max_reply_tokens: int) -> None:
         self.model_name = model
+        self.max_reply_tokens = max_reply_tokens
         self.timeout_s = timeout_s
         self.client = shared_client(base_url, api_key, timeout_s)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
@@ -122,6 +124,7 @@ class OpenAICompatProvider:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
+                    options["max_tokens"] = self.max_reply_tokens
                     if stream:
                         text, usage, calls = await self._stream(messages, options, on_delta)
                     else:
@@ -184,7 +187,7 @@ class OpenAICompatProvider:
                 if choice.delta.content:
                     parts.append(choice.delta.content)
                     if on_delta is not None:
-                        await on_delta(choice.delta.content)
+                        await on_delta(storable_text(choice.delta.content))
                 for piece in choice.delta.tool_calls or []:
                     slot = pending.setdefault(piece.index, ["", "", ""])
                     slot[0] = piece.id or slot[0]

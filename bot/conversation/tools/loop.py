@@ -91,7 +91,7 @@ async def run_call(
     raw = call.arguments[:MAX_RECORDED_ARGUMENT_CHARS]
     try:
         arguments = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested deeper than Python's stack: no arguments either
         return _error(call.name, raw, "the arguments are not valid JSON.")
     tool = tools.get(call.name)
     if tool is None:

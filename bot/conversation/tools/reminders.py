@@ -28,7 +28,9 @@ class SetReminder(ToolArgs):
     )
     purpose: str = Field(description="What to remind them of, in a few words.")
     when: str = Field(description="ISO-8601 time, e.g. 2025-05-01T21:00:00; without an offset, the server's time.")
-    repeat_hours: int | None = Field(default=None, description="Repeat every this many hours (at least 1).")
+    repeat_hours: int | None = Field(
+        default=None, description=f"Repeat every this many hours (1 to {tool_actions.MAX_REPEAT_HOURS})."
+    )
 
 
 class CancelReminder(ToolArgs):
