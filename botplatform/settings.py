@@ -107,6 +107,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz, /metrics: answered before the Host check, since probes use the pod's address.
+    "botplatform.health.HealthEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -292,6 +294,56 @@ TOMORI = {
 # The main persona's name where a server has none yet (build-context.md §0.1); outside TOMORI, whose
 # values are all numbers and switches.
 DEFAULT_BOTNAME = os.environ.get("DEFAULT_BOTNAME", "").strip() or "Tomori"
+
+# Production behind a TLS-terminating reverse proxy (docs/deploy.md; .env.example sets all of these).
+# Parsed strictly: a value that is not a clear yes/no word or a whole number refuses the start, since
+# a typo here would silently serve cookies over plain HTTP or drop HSTS.
+_YES, _NO = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def env_strict_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in _YES | _NO:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of 1/0, true/false, yes/no, on/off")
+    return raw in _YES
+
+
+def env_strict_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number of 0 or more")
+    return int(raw)
+
+
+def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """``X-Forwarded-Proto``: the header the proxy sets to ``https``; requests are then secure when it says so."""
+    if not raw:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}", raw):
+        raise ImproperlyConfigured(f"SECURE_PROXY_SSL_HEADER={raw!r} is not a header name such as X-Forwarded-Proto")
+    return ("HTTP_" + raw.upper().replace("-", "_"), "https")
+
+
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip())
+SECURE_SSL_REDIRECT = env_strict_bool("SECURE_SSL_REDIRECT", False)
+# Orchestrators and Prometheus call these over plain HTTP inside the deployment's network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = env_strict_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_strict_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_strict_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_strict_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_strict_bool("SECURE_HSTS_PRELOAD", False)
+# /metrics answers loopback callers, and others that send ``Authorization: Bearer <METRICS_TOKEN>``.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+# prometheus-client's own variable: every process (web, bot, Celery worker and its children) writes its
+# metrics into this folder and /metrics adds them up. Unset: /metrics shows the web process's only.
+PROMETHEUS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+if PROMETHEUS_MULTIPROC_DIR and not Path(PROMETHEUS_MULTIPROC_DIR).is_dir():
+    raise ImproperlyConfigured(f"PROMETHEUS_MULTIPROC_DIR={PROMETHEUS_MULTIPROC_DIR} is not an existing folder")
 
 LOGGING = {
     "version": 1,
