@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,8 +30,6 @@ from prometheus_client.registry import Collector
 
 import personas.metrics  # noqa: F401  (registers the platform's metric families: listed before the first turn)
 from personas.best_effort import REDIS_ERRORS, redis_status
-
-logger = logging.getLogger(__name__)
 
 # The queue Celery's workers consume (its default name; the platform routes every task there).
 CELERY_QUEUE = "celery"
@@ -57,9 +54,9 @@ def readiness() -> tuple[dict[str, str], str]:
             cursor.execute("SELECT 1")
         checks["database"] = "ok"
         checks["migrations"] = "applied" if migrations_applied() else "pending"
-    except Exception as exc:
-        logger.warning("readiness: database check failed (%s)", type(exc).__name__)
-    for name, bad in (("database", "unreachable"), ("migrations", "pending"), ("redis", "unreachable")):
+    except Exception:  # no log line: the answer names it, and probes ask every few seconds
+        return checks, "not ready: database unreachable"
+    for name, bad in (("migrations", "pending"), ("redis", "unreachable")):
         if checks[name] == bad:
             return checks, f"not ready: {name} {bad}"
     return checks, ""

@@ -215,7 +215,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic puts the files the reverse proxy serves (a volume the proxy mounts).
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", "").strip() or BASE_DIR / "staticfiles")
 
 # Discord and the LLM provider.
 DISCORD_TOKEN = os.environ.get("DISCORD_TOKEN", "")
@@ -262,7 +263,9 @@ MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS"
 # asked for without tools, and how long one tool call may take.
 LLM_TOOL_MAX_ROUNDS = int(os.environ.get("LLM_TOOL_MAX_ROUNDS", "3") or 3)
 LLM_TOOL_TIMEOUT_SECONDS = float(os.environ.get("LLM_TOOL_TIMEOUT_SECONDS", "10") or 10)
-PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Commands that print links say so while it is the default (it is then likely not where people go).
+PUBLIC_BASE_URL_DEFAULT = "http://127.0.0.1:8000"
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", PUBLIC_BASE_URL_DEFAULT).rstrip("/")
 
 # Tunables of the context pipeline (data-model.md §3, build-context.md §0.1): the one place they are
 # read; chatcontext takes them from here (chatcontext.config.StageConfig, participants.sources),
