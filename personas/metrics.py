@@ -16,9 +16,21 @@ from __future__ import annotations
 
 import atexit
 import os
+import socket
 
 from django.conf import settings
-from prometheus_client import Counter, Gauge, Histogram, multiprocess
+from prometheus_client import Counter, Gauge, Histogram, multiprocess, values
+
+
+def process_identifier() -> str:
+    """Each process's files in the shared folder: containers sharing it all run their command as pid
+    1, so the host name (the container's) keeps web, bot and worker apart; the pid keeps Celery's
+    children apart."""
+    return f"{socket.gethostname()}_{os.getpid()}"
+
+
+if settings.PROMETHEUS_MULTIPROC_DIR:
+    values.ValueClass = values.MultiProcessValue(process_identifier)
 
 TURNS = Counter("tomori_turns", "Persona turns by outcome.", ["outcome"])
 PROVIDER_LATENCY = Histogram(
@@ -48,7 +60,7 @@ REPLIED, FAILED, NOT_DELIVERED, NO_CONTEXT = "replied", "failed", "not_delivered
 
 def _forget_this_process() -> None:
     """A live gauge of an exited process must not count any more (its websockets are closed)."""
-    multiprocess.mark_process_dead(os.getpid())
+    multiprocess.mark_process_dead(process_identifier())
 
 
 if settings.PROMETHEUS_MULTIPROC_DIR:

@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
@@ -73,6 +74,26 @@ def outcome(env: dict[str, str], role: str) -> tuple[int, str, str]:
 
 def test_env_example_names_only_variables_the_project_reads() -> None:
     assert sorted(set(env_example()) - documented_variables() - COMPOSE_ONLY) == []
+
+
+def test_the_containers_run_the_roles_this_file_starts() -> None:
+    """compose.yaml's app services are ``bin/tomori`` roles (the image's entry point), each with the
+    arguments test_the_containers_processes_start_healthy gives it, and health checks of that role."""
+    compose = yaml.safe_load((REPO_ROOT / "compose.yaml").read_text(encoding="utf-8"))
+    dockerfile = (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert 'ENTRYPOINT ["bin/tomori"]' in dockerfile and "\nUSER tomori\n" in dockerfile
+    apps = {name: s for name, s in compose["services"].items() if s.get("image") == "tomori-platform:latest"}
+    assert {name: s["command"] for name, s in apps.items()} == {
+        "migrate": ["migrate"],
+        "web": ["web"],
+        "bot": ["bot", "--offline"],
+        "worker": ["worker"],
+        "beat": ["beat"],
+    }
+    for name, service in apps.items():
+        if name != "migrate":
+            assert service["healthcheck"]["test"] == ["CMD", "bin/tomori", "health", name]
+            assert service["env_file"] == ".env"
 
 
 @pytest.mark.slow
@@ -157,7 +178,9 @@ def healthy(env: dict[str, str], *role: str) -> bool:
 
 @pytest.mark.slow
 def test_the_containers_processes_start_healthy(
-    tmp_path: Path, shared_database_url: str, make_reminder: Callable[..., object]  # noqa: F811
+    tmp_path: Path,
+    shared_database_url: str,  # noqa: F811
+    make_reminder: Callable[..., object],
 ) -> None:
     """migrate, then web (DEBUG off, production settings), the bot offline, and with Redis the worker
     and beat: each answers its health check, beat's schedule reaches the worker through Redis, and
