@@ -36,7 +36,9 @@ system-deps:
 
 # The links printed by ensure_admin and serve point at this server unless PUBLIC_BASE_URL says otherwise.
 # The demo goes only into a database without servers (DEMO=1: also into one with servers, when absent).
-run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(HOST):$(PORT))
+# Bound to every interface (HOST=0.0.0.0), the links name this machine: 0.0.0.0 opens nowhere.
+LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),$(shell hostname -f 2>/dev/null || hostname),$(HOST))
+run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(LINK_HOST):$(PORT))
 run: venv
 	@echo "==> applying migrations"
 	$(BIN)/python manage.py migrate --noinput
