@@ -49,6 +49,16 @@ def http_status(url: str) -> int:
     return http_get(url)[0]
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as a container stop or Ctrl-C; SIGKILL only if it does not end in 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
     """`manage.py serve` on a free port until it answers the health check; yields its base URL."""
@@ -71,9 +81,4 @@ def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
                 time.sleep(0.3)
             yield base
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)

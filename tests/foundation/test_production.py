@@ -27,7 +27,7 @@ from botplatform.settings import REDIS_URL
 from tests.foundation.test_configuration_table import documented_variables
 from tests.live.conftest import shared_database_url  # noqa: F401
 from tests.paths import REPO_ROOT
-from tests.serve_process import HOST_ONLY_VARIABLES, START_TIMEOUT_SECONDS, free_port, http_get
+from tests.serve_process import HOST_ONLY_VARIABLES, START_TIMEOUT_SECONDS, free_port, http_get, stop
 from tests.services import require_redis
 
 ENTRY = str(REPO_ROOT / "bin" / "tomori")
@@ -150,12 +150,7 @@ def started(env: dict[str, str], log: Path, *command: str) -> Iterator[Callable[
             yield lambda: f"[{' '.join(command[1:])} exited {proc.poll()}]\n" + log.read_text(errors="replace")
             assert proc.poll() is None, log.read_text(errors="replace")
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 def wait_for(condition: Callable[[], bool], describe: Callable[[], str]) -> None:
