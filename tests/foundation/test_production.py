@@ -124,6 +124,13 @@ def test_a_wrong_variable_is_one_line_and_exit_2(tmp_path: Path, overrides: dict
     assert (result.returncode, result.stderr) == (2, line + "\n")
 
 
+@pytest.mark.parametrize("command", [(), ("serve",), ("health",), ("health", "caddy")])
+def test_a_wrong_role_is_the_usage_line_and_exit_2(tmp_path: Path, command: tuple[str, ...]) -> None:
+    result = run(production_env(tmp_path), ENTRY, *command)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "usage: bin/tomori migrate|web|bot|worker|beat|health ROLE [arguments]\n"
+
+
 @pytest.mark.slow
 def test_an_unreachable_database_or_redis_is_one_line_and_exit_2(tmp_path: Path) -> None:
     closed = free_port()
