@@ -332,9 +332,8 @@ def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
 
 
 SECURE_PROXY_SSL_HEADER = proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip())
+# /healthz, /readyz and /metrics are not redirected: botplatform.health answers them before this applies.
 SECURE_SSL_REDIRECT = env_strict_bool("SECURE_SSL_REDIRECT", False)
-# Orchestrators and Prometheus call these over plain HTTP inside the deployment's network.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_SECURE = env_strict_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_strict_bool("CSRF_COOKIE_SECURE", False)
 SECURE_HSTS_SECONDS = env_strict_int("SECURE_HSTS_SECONDS", 0)

@@ -23,10 +23,14 @@ def fresh_migration_check(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(health, "_migrated", False)
 
 
-def test_healthz_answers_without_login_for_a_host_not_in_allowed_hosts(client: Client, settings) -> None:
+def test_healthz_answers_plain_http_without_login_for_a_host_not_in_allowed_hosts(client: Client, settings) -> None:
     settings.ALLOWED_HOSTS = ["tomori.example.org"]
+    settings.SECURE_SSL_REDIRECT = True
     response = client.get("/healthz", HTTP_HOST="10.0.3.7:8000")
     assert response.status_code == 200 and response.json() == {"status": "ok"}
+    # Everything else is redirected to HTTPS on the allowed name.
+    redirected = client.get("/admin/login/", HTTP_HOST="tomori.example.org")
+    assert redirected.status_code == 301 and redirected["Location"] == "https://tomori.example.org/admin/login/"
 
 
 def test_readyz_is_ready_on_a_migrated_database(client: Client) -> None:
