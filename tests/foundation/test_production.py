@@ -72,8 +72,12 @@ def outcome(env: dict[str, str], role: str) -> tuple[int, str, str]:
     return result.returncode, result.stdout, result.stderr
 
 
-def test_env_example_names_only_variables_the_project_reads() -> None:
-    assert sorted(set(env_example()) - documented_variables() - COMPOSE_ONLY) == []
+def test_env_example_names_every_variable_the_project_reads_and_no_other() -> None:
+    """Set, or at their default and commented out (``# NAME=value``)."""
+    text = ENV_EXAMPLE.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^(?:# )?([A-Z][A-Z0-9_]+)=", text, re.MULTILINE))
+    assert sorted(listed - documented_variables() - COMPOSE_ONLY) == []
+    assert sorted(documented_variables() - listed) == []
 
 
 def test_the_containers_run_the_roles_this_file_starts() -> None:
