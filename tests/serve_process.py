@@ -42,7 +42,7 @@ def http_get(url: str) -> tuple[int, bytes]:
         with urllib.request.urlopen(url, timeout=10) as response:
             return int(response.status), response.read()
     except urllib.error.HTTPError as exc:
-        return int(exc.code), b""
+        return int(exc.code), exc.read()
 
 
 def http_status(url: str) -> int:

@@ -5,18 +5,23 @@ variable or a database that does not answer is one line and exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import secrets
+import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import yaml
@@ -245,3 +250,91 @@ def test_the_containers_processes_start_healthy(
             # Recorded by the worker's child process, read by the web's /metrics from the shared folder.
             assert re.search(r"^tomori_reminder_lag_seconds_count [1-9]", metrics, re.MULTILINE), metrics
             assert "tomori_queue_depth" in metrics
+
+
+class DatabaseOutage:
+    """A loopback TCP proxy in front of PostgreSQL that this test cuts and restores (a real outage
+    for the process behind it: its connections are closed and new ones refused), or for SQLite the
+    database's folder moved away and back."""
+
+    def __init__(self, database_url: str, tmp_path: Path) -> None:
+        parts = urlsplit(database_url)
+        self.sqlite_dir: Path | None = None
+        if parts.scheme == "sqlite":
+            self.sqlite_dir = tmp_path / "db"
+            self.sqlite_dir.mkdir()
+            shutil.copy(parts.path, self.sqlite_dir / "db.sqlite3")
+            self.url = f"sqlite:///{self.sqlite_dir / 'db.sqlite3'}"
+            return
+        self.target = (parts.hostname or "127.0.0.1", parts.port or 5432)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        user = parts.netloc.rpartition("@")[0]
+        proxy = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.url = urlunsplit(parts._replace(netloc=f"{user}@{proxy}" if user else proxy))
+        self.up = threading.Event()
+        self.up.set()
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            self.open += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        if self.sqlite_dir is not None:
+            self.sqlite_dir.rename(self.sqlite_dir.with_name("db-away"))
+            return
+        self.up.clear()
+        for sock in self.open:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.open.clear()
+
+    def restore(self) -> None:
+        if self.sqlite_dir is not None:
+            self.sqlite_dir.with_name("db-away").rename(self.sqlite_dir)
+            return
+        self.up.set()
+
+    def close(self) -> None:
+        if self.sqlite_dir is None:
+            self.listener.close()
+
+
+@pytest.mark.slow
+def test_readyz_follows_the_database_away_and_back(tmp_path: Path, shared_database_url: str) -> None:  # noqa: F811
+    outage = DatabaseOutage(shared_database_url, tmp_path)
+    port = free_port()
+    env = production_env(tmp_path, DATABASE_URL=outage.url, DB_CONN_MAX_AGE="0", REDIS_URL="", PORT=str(port))
+    readyz = f"http://127.0.0.1:{port}/readyz"
+    try:
+        with started(env, tmp_path / "web.log", ENTRY, "web") as web:
+            wait_for(lambda: answers(readyz), web)
+            outage.cut()
+            status, body = http_get(readyz)
+            assert status == 503
+            assert json.loads(body)["detail"] == "not ready: database unreachable"
+            assert answers(f"http://127.0.0.1:{port}/healthz")  # alive all the same
+            outage.restore()
+            wait_for(lambda: answers(readyz), web)
+    finally:
+        outage.close()
