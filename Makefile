@@ -9,10 +9,12 @@ PYTEST_ARGS ?=
 
 .PHONY: run test lint bench venv system-deps serve-bot clean
 
+# pip's own progress (one line per package) instead of a minute and a half of silence on a fresh clone.
 $(STAMP): requirements.lock
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.lock
+	@test -x $(BIN)/python || { echo "==> creating $(VENV)/"; $(PYTHON) -m venv $(VENV); }
+	@echo "==> installing the pinned requirements (requirements.lock); the first time takes a minute or two"
+	$(BIN)/pip install --progress-bar off --upgrade pip
+	$(BIN)/pip install --progress-bar off -r requirements.lock
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -33,10 +35,14 @@ system-deps:
 	  else echo "chromium missing: install it to run the playground's browser test"; fi; }
 
 # The links printed by ensure_admin and serve point at this server unless PUBLIC_BASE_URL says otherwise.
-run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(HOST):$(PORT))
+# The demo goes only into a database without servers (DEMO=1: also into one with servers, when absent).
+# Bound to every interface (HOST=0.0.0.0), the links name this machine: 0.0.0.0 opens nowhere.
+LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),$(shell hostname -f 2>/dev/null || hostname),$(HOST))
+run: export PUBLIC_BASE_URL := $(or $(PUBLIC_BASE_URL),http://$(LINK_HOST):$(PORT))
 run: venv
+	@echo "==> applying migrations"
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo $(if $(filter 1,$(DEMO)),,--if-no-servers)
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 

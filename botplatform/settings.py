@@ -107,6 +107,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz, /metrics: answered before the Host check, since probes use the pod's address.
+    "botplatform.health.HealthEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -213,7 +215,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic puts the files the reverse proxy serves (a volume the proxy mounts).
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", "").strip() or BASE_DIR / "staticfiles")
 
 # Discord and the LLM provider.
 DISCORD_TOKEN = os.environ.get("DISCORD_TOKEN", "")
@@ -262,7 +265,9 @@ MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS"
 # asked for without tools, and how long one tool call may take.
 LLM_TOOL_MAX_ROUNDS = int(os.environ.get("LLM_TOOL_MAX_ROUNDS", "3") or 3)
 LLM_TOOL_TIMEOUT_SECONDS = float(os.environ.get("LLM_TOOL_TIMEOUT_SECONDS", "10") or 10)
-PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Commands that print links say so while it is the default (it is then likely not where people go).
+PUBLIC_BASE_URL_DEFAULT = "http://127.0.0.1:8000"
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", PUBLIC_BASE_URL_DEFAULT).rstrip("/")
 
 # Tunables of the context pipeline (data-model.md §3, build-context.md §0.1): the one place they are
 # read; chatcontext takes them from here (chatcontext.config.StageConfig, participants.sources),
@@ -295,6 +300,55 @@ TOMORI = {
 # The main persona's name where a server has none yet (build-context.md §0.1); outside TOMORI, whose
 # values are all numbers and switches.
 DEFAULT_BOTNAME = os.environ.get("DEFAULT_BOTNAME", "").strip() or "Tomori"
+
+# Production behind a TLS-terminating reverse proxy (docs/deploy.md; .env.example sets all of these).
+# Parsed strictly: a value that is not a clear yes/no word or a whole number refuses the start, since
+# a typo here would silently serve cookies over plain HTTP or drop HSTS.
+_YES, _NO = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def env_strict_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw not in _YES | _NO:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of 1/0, true/false, yes/no, on/off")
+    return raw in _YES
+
+
+def env_strict_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number of 0 or more")
+    return int(raw)
+
+
+def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """``X-Forwarded-Proto``: the header the proxy sets to ``https``; requests are then secure when it says so."""
+    if not raw:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]{0,63}", raw):
+        raise ImproperlyConfigured(f"SECURE_PROXY_SSL_HEADER={raw!r} is not a header name such as X-Forwarded-Proto")
+    return ("HTTP_" + raw.upper().replace("-", "_"), "https")
+
+
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip())
+# /healthz, /readyz and /metrics are not redirected: botplatform.health answers them before this applies.
+SECURE_SSL_REDIRECT = env_strict_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_strict_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_strict_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_strict_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_strict_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_strict_bool("SECURE_HSTS_PRELOAD", False)
+# /metrics answers loopback callers, and others that send ``Authorization: Bearer <METRICS_TOKEN>``.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
+# prometheus-client's own variable: every process (web, bot, Celery worker and its children) writes its
+# metrics into this folder and /metrics adds them up. Unset: /metrics shows the web process's only.
+PROMETHEUS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "").strip()
+if PROMETHEUS_MULTIPROC_DIR and not Path(PROMETHEUS_MULTIPROC_DIR).is_dir():
+    raise ImproperlyConfigured(f"PROMETHEUS_MULTIPROC_DIR={PROMETHEUS_MULTIPROC_DIR} is not an existing folder")
 
 LOGGING = {
     "version": 1,

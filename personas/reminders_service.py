@@ -55,6 +55,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from personas.metrics import REMINDER_LAG
 from personas.models import Reminder
 
 logger = logging.getLogger(__name__)
@@ -249,6 +250,7 @@ def _hand_over(dispatcher: ReminderDispatcher, due: DueReminder, now: datetime) 
     except Exception as exc:  # any hand-over error is retried with backoff, never crashes the tick
         failed = record_transient_failure(due.reminder_id, due.scheduled_at_ms, type(exc).__name__, now=now)
         return FireReport.of_attempt(failed)
+    REMINDER_LAG.observe(due.lateness_ms / 1000)
     return FireReport(dispatched=1)
 
 

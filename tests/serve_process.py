@@ -42,11 +42,21 @@ def http_get(url: str) -> tuple[int, bytes]:
         with urllib.request.urlopen(url, timeout=10) as response:
             return int(response.status), response.read()
     except urllib.error.HTTPError as exc:
-        return int(exc.code), b""
+        return int(exc.code), exc.read()
 
 
 def http_status(url: str) -> int:
     return http_get(url)[0]
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as a container stop or Ctrl-C; SIGKILL only if it does not end in 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @contextmanager
@@ -71,9 +81,4 @@ def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
                 time.sleep(0.3)
             yield base
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)

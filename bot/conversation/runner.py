@@ -39,6 +39,7 @@ from django.conf import settings
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
 from bot.conversation.media import ImageFetcher, resolve_images
+from bot.conversation.metering import MeteredProvider
 from bot.conversation.planner import Clock
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
 from bot.conversation.refusals import DeliveryRefused
@@ -68,6 +69,7 @@ from chatcontext.types import (
     ReplyNoticeState,
 )
 from chatcontext.voice.cache import TranscriptCache
+from personas import metrics
 from personas.provenance import attach_prompt_record
 
 if TYPE_CHECKING:
@@ -249,10 +251,13 @@ class TurnRunner:
             )
         except Exception:
             logger.exception("context build failed; no prompt record written")
+            metrics.TURNS.labels(metrics.NO_CONTEXT).inc()
             await self._notify_failure(outlet, persona, locale)
             return None
 
-        provider = self.provider_factory(job.server.provider, persona.persona_nickname)
+        provider = MeteredProvider(
+            self.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
+        )
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
@@ -283,7 +288,9 @@ class TurnRunner:
             except DeliveryRefused as exc:
                 error = f"delivery failed ({exc})"
                 logger.warning("reply delivery failed (%s)", exc)
+            metrics.TURNS.labels(metrics.NOT_DELIVERED if reply is None else metrics.REPLIED).inc()
         else:
+            metrics.TURNS.labels(metrics.FAILED).inc()
             error = error or EMPTY_REPLY
             await self._notify_failure(outlet, ctx.current_persona, locale)
         if run.notices:

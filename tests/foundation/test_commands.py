@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -11,7 +12,8 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 from simple_history.models import HistoricalChanges
 
-from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
+from personas.actions import Actor, forget_user, set_privacy_level, update_personal_memory
+from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -24,6 +26,7 @@ from personas.models import (
     Server,
     ServerEmoji,
     ServerMember,
+    ServerSettings,
 )
 
 pytestmark = pytest.mark.django_db
@@ -35,16 +38,75 @@ def _row_counts() -> dict[str, int]:
     return {m._meta.label: m._default_manager.count() for m in models}
 
 
-def test_load_demo_is_idempotent_and_reports_each_step() -> None:
+def test_load_demo_creates_once_and_then_changes_nothing() -> None:
     out = StringIO()
     call_command("load_demo", stdout=out)
-    first = _row_counts()
-    memory_ids = sorted(PersonalMemory.objects.values_list("pk", flat=True))
-    call_command("load_demo", stdout=StringIO())
-    assert _row_counts() == first
-    assert sorted(PersonalMemory.objects.values_list("pk", flat=True)) == memory_ids
     lines = out.getvalue().splitlines()
     assert len(lines) >= 7 and lines[-1] == "Demo server 'Night Owls Demo' is ready."
+    first = _row_counts()
+    memory_ids = sorted(PersonalMemory.objects.values_list("pk", flat=True))
+    again = StringIO()
+    call_command("load_demo", stdout=again)
+    assert again.getvalue() == "Demo 'Night Owls Demo' already present, nothing changed (--reset rebuilds it).\n"
+    assert _row_counts() == first
+    assert sorted(PersonalMemory.objects.values_list("pk", flat=True)) == memory_ids
+
+
+def test_a_rerun_keeps_moderators_work_and_forget_me() -> None:
+    """What ``make run`` did on every start: a corrected memory came back as a duplicate, a
+    forgotten user got their reminder back, privacy levels, prices and settings were reset."""
+    call_command("load_demo", stdout=StringIO())
+    moderator = Actor.system("a moderator's edits")
+    mina = DiscordUser.objects.get(user_disc_id=DEMO_USERS["mina"])
+    memory = PersonalMemory.objects.filter(user=mina, content__contains="chemistry").get()
+    update_personal_memory(memory, content="{user} passed the chemistry exam", actor=moderator)
+    set_privacy_level(DiscordUser.objects.get(user_disc_id=DEMO_USERS["jun"]), PrivacyLevel.FULL, actor=moderator)
+    ServerSettings.objects.filter(server__server_disc_id=DEMO_SERVER_DISC_ID).update(
+        llm_input_price=Decimal("2.50"), message_fetch_limit=20
+    )
+    forget_user(DEMO_USERS["mina"], actor=moderator)
+    before = _row_counts()
+
+    call_command("load_demo", stdout=StringIO())
+    call_command("load_demo", stdout=StringIO())
+
+    assert _row_counts() == before
+    assert not PersonalMemory.objects.filter(user=mina).exists()
+    assert not Reminder.objects.filter(user_discord_id=DEMO_USERS["mina"]).exists()
+    assert DiscordUser.objects.get(user_disc_id=DEMO_USERS["mina"]).user_nickname is None
+    assert DiscordUser.objects.get(user_disc_id=DEMO_USERS["jun"]).privacy_level == PrivacyLevel.FULL
+    demo_settings = ServerSettings.objects.get(server__server_disc_id=DEMO_SERVER_DISC_ID)
+    assert (demo_settings.llm_input_price, demo_settings.message_fetch_limit) == (Decimal("2.50"), 20)
+
+
+def test_reset_rebuilds_the_demo_without_duplicates() -> None:
+    call_command("load_demo", stdout=StringIO())
+    fresh = _row_counts()
+    mina = DiscordUser.objects.get(user_disc_id=DEMO_USERS["mina"])
+    PersonalMemory.objects.filter(user=mina).update(content="edited")
+    out = StringIO()
+    call_command("load_demo", "--reset", stdout=out)
+    assert "removed the previous demo server" in out.getvalue()
+    # The rebuilt personas get new lineage ids (the registry keeps every id ever issued, by design)
+    # and the new server its own version counter.
+    registries = {"personas.PersonaLineage": 2, "personas.PersonalizationVersion": 1}
+    assert _row_counts() == {label: n + registries.get(label, 0) for label, n in fresh.items()}
+    assert not PersonalMemory.objects.filter(content="edited").exists()
+
+
+def test_if_no_servers_leaves_a_database_with_servers_alone() -> None:
+    Server.objects.create(server_disc_id="904493457735819999", name="A real community")
+    before = _row_counts()
+    out = StringIO()
+    call_command("load_demo", "--if-no-servers", stdout=out)
+    assert out.getvalue() == "This database already has servers: the demo is not loaded (DEMO=1 loads it).\n"
+    assert _row_counts() == before
+    assert not Server.objects.filter(server_disc_id=DEMO_SERVER_DISC_ID).exists()
+
+
+def test_if_no_servers_loads_the_demo_into_an_empty_database() -> None:
+    call_command("load_demo", "--if-no-servers", stdout=StringIO())
+    assert Server.objects.filter(server_disc_id=DEMO_SERVER_DISC_ID).exists()
 
 
 def test_load_demo_covers_every_case_the_demo_promises() -> None:

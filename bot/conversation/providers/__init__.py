@@ -45,6 +45,8 @@ __all__ = [
 class Endpoint:
     """Where a turn's prompt goes and what it shows there: one unit, never assembled field by field."""
 
+    # How metrics and logs name it: "platform", an approved endpoint's name, or "server" (a server's own).
+    name: str = "platform"
     base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
@@ -57,6 +59,7 @@ class Endpoint:
 @dataclass(frozen=True)
 class ProviderConfig:
     kind: str  # "openai" | "echo"
+    endpoint: str = "platform"  # Endpoint.name, or "echo"
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     model: str = ""
@@ -79,11 +82,11 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
     if s is None:
         return platform_endpoint()
     if s.llm_base_url or s.llm_api_key:
-        return Endpoint(base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
+        return Endpoint(name="server", base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
     if s.llm_endpoint:
         approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
         if approved is not None:
-            return Endpoint(**approved)
+            return Endpoint(name=s.llm_endpoint, **approved)
         logger.warning("approved endpoint %r is not configured any more; using the platform's", s.llm_endpoint)
     return platform_endpoint()
 
@@ -101,6 +104,7 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         kind = "openai" if endpoint.configured else "echo"
     return ProviderConfig(
         kind=kind,
+        endpoint="echo" if kind == "echo" else endpoint.name,
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         model=endpoint.model,

@@ -25,6 +25,7 @@ from bot.conversation.providers import DeltaSink, GenerationResult, Provider, To
 from bot.conversation.tools.base import Tool, ToolOutcome, ToolTurn
 from bot.conversation.tools.notices import Notice
 from chatcontext.types import ContextItem
+from personas.metrics import TOOL_CALLS
 from personas.provenance import WrittenRow
 
 logger = logging.getLogger(__name__)
@@ -159,6 +160,8 @@ async def generate_with_tools(
         )
         for call in result.tool_calls:
             record, outcome = await run_call(call, by_name, turn, timeout_s)
+            # The model names the tool: only the registry's names become label values.
+            TOOL_CALLS.labels(call.name if call.name in by_name else "unknown", record.status).inc()
             run.calls.append(record)
             if outcome.notice is not None:
                 run.notices.append(outcome.notice)

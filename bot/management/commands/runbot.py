@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import gc
+import logging
+import signal
+import threading
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from bot.liveness import serve_liveness
+
+logger = logging.getLogger("bot.runbot")
 
 
 class Command(BaseCommand):
@@ -24,9 +31,28 @@ class Command(BaseCommand):
             action="store_true",
             help="Do not register the slash commands with Discord at start-up (they are synced by default).",
         )
+        parser.add_argument(
+            "--offline",
+            action="store_true",
+            help="Without DISCORD_TOKEN, stay up with no Discord connection (and report it) instead of refusing to "
+            "start: a deployment's bot process before the bot has its token.",
+        )
+        parser.add_argument(
+            "--health-port",
+            type=int,
+            default=0,
+            help="Answer GET /healthz on 127.0.0.1:PORT with the gateway's state, for a container health check "
+            "(default 0: no health port).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from bot.conversation.providers.summary import platform_model_summary
+
         token = settings.DISCORD_TOKEN
+        health_port = options["health_port"]
+        if not token and options["offline"]:
+            self.stay_offline(health_port)
+            return
         if not token:
             raise CommandError(
                 "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it."
@@ -38,9 +64,23 @@ class Command(BaseCommand):
 
         # Without Redis there is no beat: the bot fires its channels' reminders itself.
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
+        logger.info("Language model: %s", platform_model_summary())
+        if health_port:
+            serve_liveness(health_port, lambda: "connected" if bot.is_ready() else "connecting")
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
         gc.freeze()
         # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
         bot.run(token, log_handler=None)
+
+    def stay_offline(self, health_port: int) -> None:
+        """Up until SIGTERM or SIGINT, with nothing to do: no gateway, so no turns and no deliveries."""
+        stopped = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stopped.set())
+        if health_port:
+            serve_liveness(health_port, lambda: "offline")
+        logger.info("DISCORD_TOKEN is not set: the bot is offline (--offline), connected to nothing, until stopped")
+        stopped.wait()
+        logger.info("offline bot stopped")

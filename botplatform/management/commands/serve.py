@@ -92,6 +92,7 @@ class Command(BaseCommand):
         from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
         from twisted.internet import reactor
 
+        from bot.conversation.providers.summary import platform_model_summary
         from botplatform.asgi import application
 
         self.check_migrations()
@@ -101,6 +102,7 @@ class Command(BaseCommand):
             app = ASGIStaticFilesHandler(application)
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         logger.info("Tomori Platform on %s/admin/ (API docs: %s/api/docs)", base, base)
+        logger.info("Language model: %s", platform_model_summary())
         self.explain_background_work()
 
         # In the reactor's asyncio loop, where the playground's pages and turns live.

@@ -86,3 +86,8 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"    {set_password_link(grant.account)}")
         self.stdout.write(f"They sign in at {settings.PUBLIC_BASE_URL}/admin/")
+        if settings.PUBLIC_BASE_URL == settings.PUBLIC_BASE_URL_DEFAULT:
+            self.stdout.write(
+                f"Note: PUBLIC_BASE_URL is not set, so these links assume {settings.PUBLIC_BASE_URL}; set it to the "
+                "address moderators open (e.g. https://tomori.example.org) and run this command again for a new link."
+            )

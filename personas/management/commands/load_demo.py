@@ -4,8 +4,11 @@ reminders and a self-task, a blacklisted user and a persona block. Its Discord i
 snowflakes (17–20 digits whose time bits give a plausible creation time), like every id the product
 meets: rules such as custom-emoji tags (BC3-19) and pings (X-08) only recognise such ids.
 
-Idempotent: every row is written with ``update_or_create`` on its natural key, so a second run
-leaves the same rows (times relative to now are refreshed, so reminders and blocks stay pending).
+It never rewrites anyone's work: when the demo server exists, nothing is written at all, so a
+memory a moderator corrected, a forgotten user's deleted reminder, a changed privacy level, price or
+setting stay as they are on every later run (``make run`` runs it on each start). ``--reset`` deletes
+the demo server and rebuilds it on purpose; ``--if-no-servers`` loads it only into a database that has
+no server yet (what ``make run`` does, so a production database never gets the demo).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
@@ -72,16 +75,42 @@ class Command(BaseCommand):
         "private attributes), users at every privacy level (Mina MINIMAL, Jun PARTIAL, Rei FULL), personal "
         "memories in each persona's lineage and in lineage 0 (global), a server memory, human reminders and "
         "a persona self-task, a blacklisted user (Okabe), a persona block (Pip blocks Sora) and members with "
-        "roles. Safe to run any number of times: rows are updated in place, never duplicated."
+        "roles. Created only when absent: an existing demo server is left exactly as it is (--reset rebuilds it)."
     )
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--reset", action="store_true", help="Delete the demo server and its people's data, then rebuild it."
+        )
+        parser.add_argument(
+            "--if-no-servers", action="store_true", help="Load the demo only when the database has no server at all."
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
+            existing = Server.objects.select_for_update().filter(server_disc_id=DEMO_SERVER_DISC_ID).first()
+            if options["if_no_servers"] and Server.objects.exists() and not options["reset"]:
+                self.stdout.write("This database already has servers: the demo is not loaded (DEMO=1 loads it).")
+                return
+            if existing is not None and not options["reset"]:
+                self.stdout.write(f"Demo '{DEMO_SERVER_NAME}' already present, nothing changed (--reset rebuilds it).")
+                return
+            if existing is not None:
+                self.remove(existing)
             server = self.load()
             # A running bot or web process may keep these rows (chatcontext.personalization).
             bump_user_rows()
             bump_server(server.server_id)
         self.stdout.write(self.style.SUCCESS(f"Demo server '{DEMO_SERVER_NAME}' is ready."))
+
+    def remove(self, server: Server) -> None:
+        """The demo server with everything hanging off it, and what its fictional people carry
+        across servers (memories, naming preferences): the rebuild must not leave them twice."""
+        demo_users = DiscordUser.objects.filter(user_disc_id__in=[*DEMO_USERS.values(), DEMO_BOT_DISC_ID])
+        PersonalMemory.objects.filter(user__in=demo_users).delete()
+        UserPersonaNamingPreference.objects.filter(user__in=demo_users).delete()
+        server.delete()
+        self.step(f"removed the previous demo server {DEMO_SERVER_NAME} and its people's memories")
 
     def step(self, message: str) -> None:
         self.stdout.write(f"  · {message}")
