@@ -94,6 +94,7 @@ class PlaygroundJob:
     turn: TurnJob[PlaygroundMessage]
     runner: TurnRunner
     done: asyncio.Future[list[PlaygroundTurn]]
+    trigger: PlaygroundMessage | None = None  # the stored message it answers; None for a reminder turn
 
     @property
     def locked_turn(self) -> LockedTurn:
@@ -117,6 +118,8 @@ def _resolve(future: asyncio.Future[list[PlaygroundTurn]], result: Any) -> None:
 async def _run_job(job: PlaygroundJob) -> None:
     try:
         results = await job.runner.run(job.turn)
+        if job.trigger is not None:
+            await db(store.end_turn)(job.trigger)
     except BaseException as exc:
         _resolve(job.done, exc)
         raise
@@ -248,6 +251,7 @@ async def post_playground_message(
         turn=TurnJob.answering(trigger.message, admission, state, outlet, triggerer=trigger.member),
         runner=runner,
         done=asyncio.get_running_loop().create_future(),
+        trigger=row,
     )
     if not await planner.submit(job):
         outcome.skip = QUEUE_FULL
