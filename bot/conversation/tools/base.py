@@ -86,6 +86,11 @@ class ToolTurn:
         prompt record is stored after the calls, so the provenance fields carry its id)."""
         return Actor.tool_call(prompt_record_id=None, discord_id=self.triggerer_id)
 
+    @property
+    def people(self) -> frozenset[str]:
+        """The Discord ids of the people of the turn: the only ones whose memories its tools may change."""
+        return frozenset(r.target_id for r in self.references)
+
     def message_id(self, ref: str) -> str | None:
         """The real id of a ``ref_N`` key of this turn, None for anything else."""
         id_map = self.ctx.message_id_map
