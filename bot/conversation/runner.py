@@ -68,6 +68,7 @@ from chatcontext.types import (
     ReplyNoticeState,
 )
 from chatcontext.voice.cache import TranscriptCache
+from personas.actions.actor import name_prompt_record
 from personas.provenance import attach_prompt_record
 
 if TYPE_CHECKING:
@@ -146,7 +147,8 @@ class TurnJob(Generic[R]):
     ``locked_turn.incoming.message`` is the trigger as the pipeline reads it. ``author`` holds the
     trigger author's rows, None when they have none (a reminder turn anchored on the message of
     someone never registered); ``triggerer`` is the author as a member of the server, None in a DM
-    or for a synthetic trigger.
+    or for a synthetic trigger. ``posted_by``: the staff account that posted the trigger as the
+    member (the playground), which the audit trail of the turn's tool writes names.
     """
 
     locked_turn: LockedTurn
@@ -155,6 +157,7 @@ class TurnJob(Generic[R]):
     server: ServerState
     author: AuthorState | None
     triggerer: MemberInfo | None = None
+    posted_by: int | None = None
 
     @classmethod
     def answering(
@@ -165,10 +168,11 @@ class TurnJob(Generic[R]):
         outlet: Outlet[R],
         *,
         triggerer: MemberInfo | None,
+        posted_by: int | None = None,
     ) -> TurnJob[R]:
         """The job of an admitted message: its personas reply to it."""
         turn = message_turn(message, admission.personas)
-        return cls(turn, outlet, admission.personas, server, admission.author, triggerer=triggerer)
+        return cls(turn, outlet, admission.personas, server, admission.author, triggerer, posted_by)
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,7 @@ class TurnRunner:
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
-        turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock()) if tools else None
+        turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock(), account_id=job.posted_by) if tools else None
         result, error = await self._generate(
             provider,
             prompt.items,
@@ -307,6 +311,8 @@ class TurnRunner:
         )
         if run.written:
             await self.db(attach_prompt_record)(run.written, record.pk)
+        if turn_tools is not None:
+            await self.db(name_prompt_record)(turn_tools.actor, record.pk)
         return TurnResult(record, reply)
 
     async def _generate(

@@ -221,9 +221,11 @@ async def post_playground_message(
     attachments: Sequence[UploadedFile] = (),
     runner: TurnRunner | None = None,
     planner: TurnPlanner[PlaygroundJob] = PLANNER,
+    posted_by: int | None = None,
 ) -> PlaygroundOutcome:
     """Store a message and run the turns it triggers; returns when this message's turns are done
-    (also when they waited in the channel's queue behind another trigger)."""
+    (also when they waited in the channel's queue behind another trigger). ``posted_by``: the staff
+    account posting as the member, whom the audit trail of the turn's tool writes names."""
     runner = runner or playground_runner()
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)
@@ -248,7 +250,9 @@ async def post_playground_message(
         return outcome
     outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
     job = PlaygroundJob(
-        turn=TurnJob.answering(trigger.message, admission, state, outlet, triggerer=trigger.member),
+        turn=TurnJob.answering(
+            trigger.message, admission, state, outlet, triggerer=trigger.member, posted_by=posted_by
+        ),
         runner=runner,
         done=asyncio.get_running_loop().create_future(),
         trigger=row,
