@@ -33,9 +33,7 @@ def strangers_server() -> None:
     m.ServerMember.objects.create(server=other, user_disc_id=STRANGER, username="stranger")
 
 
-async def test_a_tool_changes_a_global_memory_of_someone_in_its_turn_and_none_of_someone_elsewhere(
-    harness, llm_server
-):  # type: ignore[no-untyped-def]
+async def test_a_tool_changes_a_global_memory_of_someone_in_its_turn_and_none_of_someone_elsewhere(harness, llm_server):  # type: ignore[no-untyped-def]
     await setup(harness, llm_server, global_memories_enabled=True)
     ann = harness.member(0)
     await run_db(strangers_server)
