@@ -52,7 +52,7 @@ from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
-from chatcontext.snapshot.capture import RecordingTransport, snapshot_or_empty
+from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
@@ -62,6 +62,7 @@ from chatcontext.types import (
     ChatTurnContext,
     ContextItem,
     DiscordMessage,
+    JSONDict,
     LockedTurn,
     MemberInfo,
     PersonaInfo,
@@ -297,7 +298,7 @@ class TurnRunner:
                 logger.warning("tool confirmations not delivered (%s)", exc)
         record = await self.db(store_prompt_record)(
             ctx,
-            snapshot=await self.db(snapshot_or_empty)(turn, transport),
+            snapshot=await self._snapshot(turn, transport),
             source=outlet.source,
             provider=provider.name,
             model_name=provider.model_name,
@@ -351,6 +352,16 @@ class TurnRunner:
             except ProviderError as exc:
                 return None, str(exc)
         return result, ""
+
+    async def _snapshot(self, turn: ChatTurn, transport: TurnTransport) -> JSONDict:
+        """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``).
+        Caught here, outside the ``db`` seam, so a connection lost meanwhile is retried there first."""
+        try:
+            snapshot: JSONDict = await self.db(turn_snapshot)(turn, transport)
+        except Exception:
+            logger.exception("turn snapshot not captured")
+            return {}
+        return snapshot
 
     async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only

@@ -58,7 +58,8 @@ class ConnectionKiller:
             kept.close()
 
 
-def _turn_connection() -> Any:
+def turn_connection() -> Any:
+    """The open connection of the thread this is called on (through the seam: the turn's)."""
     connection.ensure_connection()
     return connections["default"]
 
@@ -68,7 +69,7 @@ async def test_a_connection_killed_while_the_model_writes_loses_neither_the_repl
     llm_server: FakeLLMServer,  # noqa: F811
 ) -> None:
     await asyncio.to_thread(use_llm, tdemo, llm_server)
-    killer = ConnectionKiller(await sync_to_async(_turn_connection)())
+    killer = ConnectionKiller(await sync_to_async(turn_connection)())
     llm_server.on_request = killer
     try:
         outcome = await post_playground_message(tdemo.channel, MINA, "tomori, tell me about owls")
@@ -83,7 +84,8 @@ async def test_a_connection_killed_while_the_model_writes_loses_neither_the_repl
     record = await PromptRecord.objects.aget(pk=result.record.pk)
     assert record.reply_text == llm_server.reply_text and record.error == ""
     assert record.trigger_message_disc_id == outcome.message.disc_id
+    assert record.snapshot["turn"]["trigger_message_id"] == outcome.message.disc_id
     message = await PlaygroundMessage.objects.aget(pk=outcome.message.pk)
     assert not message.turn_pending and message.skip_reason == ""
     # The rest of the turn ran on a new connection.
-    assert (await sync_to_async(_turn_connection)()).connection is not killer.killed
+    assert (await sync_to_async(turn_connection)()).connection is not killer.killed
