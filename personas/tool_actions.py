@@ -7,7 +7,9 @@ sets, and their edits. Each is one transaction and keeps every rule of the moder
   needs more (P-05): the user is MINIMAL and the server's personal memories are on.
 - **Where** (``tool_lineage``): the persona's own lineage; lineage 0 only when asked and the server
   allows global memories from tools. Edits touch only rows of the persona's own lineage (or 0 when
-  allowed) in its own server.
+  allowed) that its turn could show: a server memory of its own server, a personal memory about one
+  of the people of the turn. A global memory is read in every server, so without that a turn here
+  could rewrite what a persona of another server knows about someone who never came here.
 - **When**: memories only with self teaching on; a reminder between now and a year from now.
 
 A refusal is a ``ToolWriteRefused`` whose message names nobody and quotes nothing, so the model
@@ -16,7 +18,7 @@ can be told it and relay it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -140,39 +142,49 @@ def learn_about_server(
         )
 
 
-def _own_memory(persona: Persona, kind: str, memory_id: int) -> PersonalMemory | ServerMemory:
+def _own_memory(persona: Persona, kind: str, memory_id: int, people: Collection[str]) -> PersonalMemory | ServerMemory:
     settings = _settings(persona)
     _check_self_teaching(settings)
     lineages = _writable_lineages(persona, settings)
     memory: PersonalMemory | ServerMemory | None
     if kind == "personal":
-        memory = PersonalMemory.objects.filter(pk=memory_id, persona_lineage_id__in=lineages).first()
+        memory = (
+            PersonalMemory.objects.select_related("user")
+            .filter(pk=memory_id, persona_lineage_id__in=lineages, user__user_disc_id__in=sorted(set(people)))
+            .first()
+        )
         if memory is not None:
-            _refuse_subject(persona, DiscordUser.objects.get(pk=memory.user_id).user_disc_id)
+            _refuse_subject(persona, memory.user.user_disc_id)
     else:
         memory = ServerMemory.objects.filter(
             pk=memory_id, server_id=persona.server_id, persona_lineage_id__in=lineages
         ).first()
     if memory is None:
+        # The same answer for a memory of someone not here as for no memory: ids leak nothing.
         raise ToolWriteRefused("No memory of yours has that id.")
     return memory
 
 
 def update_memory(
-    persona: Persona, kind: str, memory_id: int, content: str, *, actor: Actor
+    persona: Persona, kind: str, memory_id: int, content: str, *, people: Collection[str], actor: Actor
 ) -> PersonalMemory | ServerMemory:
-    """Edit the text of a memory of the persona's own lineage (``kind``: ``personal`` or ``server``)."""
+    """Edit the text of a memory of the persona's own lineage (``kind``: ``personal`` or ``server``).
+    ``people``: the Discord ids of the people of the turn (its participants), the only ones whose
+    personal memories it may change."""
     with transaction.atomic():
-        memory = _own_memory(persona, kind, memory_id)
+        memory = _own_memory(persona, kind, memory_id, people)
         if isinstance(memory, PersonalMemory):
             return actions.update_personal_memory(memory, content=content, actor=actor)
         return actions.update_server_memory(memory, content=content, actor=actor)
 
 
-def forget_memory(persona: Persona, kind: str, memory_id: int, *, actor: Actor) -> PersonalMemory | ServerMemory:
-    """Delete a memory of the persona's own lineage; returns the row as it was."""
+def forget_memory(
+    persona: Persona, kind: str, memory_id: int, *, people: Collection[str], actor: Actor
+) -> PersonalMemory | ServerMemory:
+    """Delete a memory of the persona's own lineage (``people`` as for ``update_memory``); returns the
+    row as it was."""
     with transaction.atomic():
-        memory = _own_memory(persona, kind, memory_id)
+        memory = _own_memory(persona, kind, memory_id, people)
         if isinstance(memory, PersonalMemory):
             actions.delete_personal_memory(memory, actor=actor)
         else:

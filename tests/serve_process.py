@@ -62,6 +62,13 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 @contextmanager
 def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
     """`manage.py serve` on a free port until it answers the health check; yields its base URL."""
+    with serve_process(env, log_path, *args) as (base, _):
+        yield base
+
+
+@contextmanager
+def serve_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``serving``, also yielding the process (a test that kills it)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with log_path.open("wb") as log:
@@ -79,6 +86,6 @@ def serving(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
                     pass
                 assert time.monotonic() < deadline, "serve did not answer:\n" + log_path.read_text()
                 time.sleep(0.3)
-            yield base
+            yield base, proc
         finally:
             stop(proc)

@@ -11,24 +11,82 @@ through it; which one depends on who runs the turn:
   caller's transaction; the request's own start and end already close stale connections.
 
 Both run the call on the thread Django keeps for sync code, so the calls of one turn share one
-connection.
+connection. Both survive a database blip (``on_a_new_connection``): a turn whose connection the
+database dropped while the model was writing (a restart, a failover, an administrator's
+``pg_terminate_backend``) would otherwise lose its reply, its record and any notice.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from contextlib import closing
+from typing import Any, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Db(Protocol):
     def __call__(self, fn: Callable[..., Any], /) -> Callable[..., Awaitable[Any]]: ...
 
 
-closing_stale_connections: Db = database_sync_to_async
+def _connection_lost() -> bool:
+    """Whether the connection is gone (Django drops one whose rollback failed) or no longer answers;
+    asked of the driver's connection itself, which never reconnects."""
+    raw = connection.connection
+    if raw is None:
+        return True
+    try:
+        with closing(raw.cursor()) as cursor:
+            cursor.execute("SELECT 1")
+    except connection.Database.Error:
+        return True
+    return False
+
+
+def _connection_failed(exc: DatabaseError) -> bool:
+    # The DB-API's errors of the connection and the server, not of the statement. Django may already
+    # have replaced a connection that died inside ``atomic`` (its rollback failed), so the error
+    # says it; a driver connection closed under Django says it only by not answering.
+    return isinstance(exc, OperationalError | InterfaceError) or _connection_lost()
+
+
+def on_a_new_connection(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn``, run once more on a new connection when its connection failed.
+
+    Only outside a transaction: inside one (the caller's), a new connection would silently drop what
+    the transaction wrote, so the error stands. A failed call wrote nothing (each write is one
+    transaction), so running it again writes it once. Any other error (a constraint, a bug) is the
+    caller's, raised as it was.
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except DatabaseError as exc:
+            if connection.in_atomic_block or not _connection_failed(exc):
+                raise
+            logger.warning("database connection lost (%s); retrying once on a new connection", type(exc).__name__)
+        connection.close()
+        # close() keeps an in-memory SQLite connection open (closing would drop its database); a
+        # connection that no longer answers holds nothing, so a new one replaces it either way.
+        connection.connect()
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def closing_stale_connections(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    return database_sync_to_async(on_a_new_connection(fn))
 
 
 def in_callers_transaction(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
-    return sync_to_async(fn, thread_sensitive=True)
+    return sync_to_async(on_a_new_connection(fn), thread_sensitive=True)

@@ -53,7 +53,7 @@ from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
-from chatcontext.snapshot.capture import RecordingTransport, snapshot_or_empty
+from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
@@ -63,6 +63,7 @@ from chatcontext.types import (
     ChatTurnContext,
     ContextItem,
     DiscordMessage,
+    JSONDict,
     LockedTurn,
     MemberInfo,
     PersonaInfo,
@@ -70,6 +71,7 @@ from chatcontext.types import (
 )
 from chatcontext.voice.cache import TranscriptCache
 from personas import metrics
+from personas.actions.actor import name_prompt_record
 from personas.provenance import attach_prompt_record
 
 if TYPE_CHECKING:
@@ -148,7 +150,8 @@ class TurnJob(Generic[R]):
     ``locked_turn.incoming.message`` is the trigger as the pipeline reads it. ``author`` holds the
     trigger author's rows, None when they have none (a reminder turn anchored on the message of
     someone never registered); ``triggerer`` is the author as a member of the server, None in a DM
-    or for a synthetic trigger.
+    or for a synthetic trigger. ``posted_by``: the staff account that posted the trigger as the
+    member (the playground), which the audit trail of the turn's tool writes names.
     """
 
     locked_turn: LockedTurn
@@ -157,6 +160,7 @@ class TurnJob(Generic[R]):
     server: ServerState
     author: AuthorState | None
     triggerer: MemberInfo | None = None
+    posted_by: int | None = None
 
     @classmethod
     def answering(
@@ -167,10 +171,11 @@ class TurnJob(Generic[R]):
         outlet: Outlet[R],
         *,
         triggerer: MemberInfo | None,
+        posted_by: int | None = None,
     ) -> TurnJob[R]:
         """The job of an admitted message: its personas reply to it."""
         turn = message_turn(message, admission.personas)
-        return cls(turn, outlet, admission.personas, server, admission.author, triggerer=triggerer)
+        return cls(turn, outlet, admission.personas, server, admission.author, triggerer, posted_by)
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,7 @@ class TurnRunner:
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
-        turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock()) if tools else None
+        turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock(), account_id=job.posted_by) if tools else None
         result, error = await self._generate(
             provider,
             prompt.items,
@@ -300,7 +305,7 @@ class TurnRunner:
                 logger.warning("tool confirmations not delivered (%s)", exc)
         record = await self.db(store_prompt_record)(
             ctx,
-            snapshot=await self.db(snapshot_or_empty)(turn, transport),
+            snapshot=await self._snapshot(turn, transport),
             source=outlet.source,
             provider=provider.name,
             model_name=provider.model_name,
@@ -314,6 +319,8 @@ class TurnRunner:
         )
         if run.written:
             await self.db(attach_prompt_record)(run.written, record.pk)
+        if turn_tools is not None:
+            await self.db(name_prompt_record)(turn_tools.actor, record.pk)
         return TurnResult(record, reply)
 
     async def _generate(
@@ -352,6 +359,16 @@ class TurnRunner:
             except ProviderError as exc:
                 return None, str(exc)
         return result, ""
+
+    async def _snapshot(self, turn: ChatTurn, transport: TurnTransport) -> JSONDict:
+        """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``).
+        Caught here, outside the ``db`` seam, so a connection lost meanwhile is retried there first."""
+        try:
+            snapshot: JSONDict = await self.db(turn_snapshot)(turn, transport)
+        except Exception:
+            logger.exception("turn snapshot not captured")
+            return {}
+        return snapshot
 
     async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
 SEQUENCE_BITS = 22
@@ -105,11 +105,18 @@ class PlaygroundMessage(models.Model):
     # (bot.playground.notes words them). Discord shows neither; only the playground explains.
     skip_reason = models.CharField(max_length=32, blank=True, default="")
     transcription_failure = models.CharField(max_length=32, blank=True, default="")
+    # A person's message the platform has neither answered nor noted yet: set when it is stored,
+    # cleared when its turn is done or its skip noted. One still set when a web process starts was
+    # in flight in a process that died (``store.note_interrupted_turns``).
+    turn_pending = models.BooleanField(default=False)
 
     class Meta:
         db_table = "playground_messages"
         ordering = ["created_at_ms", "id"]
-        indexes = [models.Index(fields=["channel", "-created_at_ms"], name="pgmsg_channel_recent")]
+        indexes = [
+            models.Index(fields=["channel", "-created_at_ms"], name="pgmsg_channel_recent"),
+            models.Index(fields=["turn_pending"], condition=Q(turn_pending=True), name="pgmsg_turn_pending"),
+        ]
 
     def __str__(self) -> str:
         return f"message {self.disc_id}"

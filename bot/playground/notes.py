@@ -8,6 +8,8 @@ from bot.conversation.admission import Skip
 from chatcontext.voice.transcribe import FailureReason
 
 QUEUE_FULL = "queue_full"
+# The process running the message's turn stopped before the turn ended (``store.note_interrupted_turns``).
+SERVER_RESTARTED = "server_restarted"
 # The author's audio is never sent to speech-to-text (BC11-03); not a failure of the transcriber.
 PRIVACY_FULL_AUDIO = "privacy_full"
 
@@ -20,6 +22,7 @@ SKIP_NOTES = {
     Skip.WEBHOOK: "Not answered: personas never answer webhooks.",
     Skip.SYSTEM_MESSAGE: "Not answered: system messages never trigger.",
     QUEUE_FULL: "Not answered: this channel's queue is full; try again in a moment.",
+    SERVER_RESTARTED: "Not answered: the server restarted while the reply was being written; send it again.",
 }
 
 _UNREADABLE = "Not transcribed: the audio file could not be read."

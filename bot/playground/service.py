@@ -94,6 +94,7 @@ class PlaygroundJob:
     turn: TurnJob[PlaygroundMessage]
     runner: TurnRunner
     done: asyncio.Future[list[PlaygroundTurn]]
+    trigger: PlaygroundMessage | None = None  # the stored message it answers; None for a reminder turn
 
     @property
     def locked_turn(self) -> LockedTurn:
@@ -117,6 +118,8 @@ def _resolve(future: asyncio.Future[list[PlaygroundTurn]], result: Any) -> None:
 async def _run_job(job: PlaygroundJob) -> None:
     try:
         results = await job.runner.run(job.turn)
+        if job.trigger is not None:
+            await db(store.end_turn)(job.trigger)
     except BaseException as exc:
         _resolve(job.done, exc)
         raise
@@ -218,9 +221,11 @@ async def post_playground_message(
     attachments: Sequence[UploadedFile] = (),
     runner: TurnRunner | None = None,
     planner: TurnPlanner[PlaygroundJob] = PLANNER,
+    posted_by: int | None = None,
 ) -> PlaygroundOutcome:
     """Store a message and run the turns it triggers; returns when this message's turns are done
-    (also when they waited in the channel's queue behind another trigger)."""
+    (also when they waited in the channel's queue behind another trigger). ``posted_by``: the staff
+    account posting as the member, whom the audit trail of the turn's tool writes names."""
     runner = runner or playground_runner()
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)
@@ -245,9 +250,12 @@ async def post_playground_message(
         return outcome
     outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
     job = PlaygroundJob(
-        turn=TurnJob.answering(trigger.message, admission, state, outlet, triggerer=trigger.member),
+        turn=TurnJob.answering(
+            trigger.message, admission, state, outlet, triggerer=trigger.member, posted_by=posted_by
+        ),
         runner=runner,
         done=asyncio.get_running_loop().create_future(),
+        trigger=row,
     )
     if not await planner.submit(job):
         outcome.skip = QUEUE_FULL

@@ -16,9 +16,11 @@ from django.conf import settings
 from django.core.files.storage import FileSystemStorage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import Case, F, Value, When
 from django.utils.text import get_valid_filename
 
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
+from bot.playground.notes import SERVER_RESTARTED
 from chatcontext.storable import storable_text
 from chatcontext.types import Attachment, Author, PersonaInfo
 from personas import models as m
@@ -191,6 +193,7 @@ def store_user_message(
                 created_at_ms=now_ms,
                 reply_to=reply_to,
                 attachments=stored,
+                turn_pending=True,
             )
     except BaseException:
         # No message, no files: an upload whose message was refused would be kept by nothing.
@@ -240,13 +243,28 @@ def react_as_bot(channel: PlaygroundChannel, message_disc_id: str, emoji: str, b
 
 
 def note_message(row: PlaygroundMessage, *, skip_reason: str = "", transcription_failure: str = "") -> None:
-    """Keep why a message was not answered or transcribed (``bot.playground.notes``)."""
-    fields = {"skip_reason": skip_reason} if skip_reason else {}
+    """Keep why a message was not answered or transcribed (``bot.playground.notes``); a skip ends
+    its turn."""
+    fields: dict[str, object] = {"skip_reason": skip_reason, "turn_pending": False} if skip_reason else {}
     if transcription_failure:
         fields["transcription_failure"] = transcription_failure
     PlaygroundMessage.objects.filter(pk=row.pk).update(**fields)
     for name, value in fields.items():
         setattr(row, name, value)
+
+
+def end_turn(row: PlaygroundMessage) -> None:
+    """The message's turn is done. A process that started meanwhile took it for a dead process's
+    turn (several web processes) and noted it as interrupted: the note goes, the reply is there."""
+    restarted = Case(When(skip_reason=SERVER_RESTARTED, then=Value("")), default=F("skip_reason"))
+    PlaygroundMessage.objects.filter(pk=row.pk).update(turn_pending=False, skip_reason=restarted)
+
+
+def note_interrupted_turns() -> int:
+    """At a web process's start: note every message whose turn was in flight when a process died
+    (``kill -9``, a crash, a restart mid-stream), which would otherwise stay unanswered in silence;
+    returns how many."""
+    return PlaygroundMessage.objects.filter(turn_pending=True).update(turn_pending=False, skip_reason=SERVER_RESTARTED)
 
 
 def toggle_reaction(message: PlaygroundMessage, emoji: str, user_disc_id: str) -> PlaygroundMessage:

@@ -223,6 +223,7 @@ async def send_message(request: HttpRequest, channel_id: int) -> HttpResponse:
             reply_to=reply_to,
             attachments=request.FILES.getlist("files"),
             runner=WEB_RUNNER,
+            posted_by=request.user.pk,
         )
     except (BadRequest, store.PlaygroundError) as exc:
         return JsonResponse({"error": str(exc)}, status=400)

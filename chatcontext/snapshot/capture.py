@@ -12,7 +12,6 @@ a snapshot never holds them and a replay never needs them.
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
@@ -36,8 +35,6 @@ from chatcontext.types import (
 )
 from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
-
-logger = logging.getLogger(__name__)
 
 MEDIA_KEYS = ("url", "proxy_url", "content_type", "width", "height")
 
@@ -235,13 +232,9 @@ class RecordingTransport(Protocol):
     reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
 
 
-def snapshot_or_empty(turn: ChatTurn, transport: RecordingTransport) -> JSONDict:
-    """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``)."""
-    try:
-        return capture_snapshot(turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
-    except Exception:
-        logger.exception("turn snapshot not captured")
-        return {}
+def turn_snapshot(turn: ChatTurn, transport: RecordingTransport) -> JSONDict:
+    """The snapshot of a turn that read the channel through ``transport``."""
+    return capture_snapshot(turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
 
 
 def capture_snapshot(

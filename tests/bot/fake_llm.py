@@ -5,6 +5,7 @@ Behaviour is chosen by the requested model name, so one server serves every scen
 ``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
 tools (a model without tool support). Streaming requests get SSE chunks. Every request body is kept
 (``requests``), so tests read the messages, and their image parts, the server received.
+``on_request``, when set, runs as each request arrives (what happens elsewhere while the model writes).
 
 Tool calls are scripted: each request takes the next entry of ``script`` (``tool_round(...)``: the
 assistant asks for those calls; a string: it answers that text), and answers ``reply_text`` once
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +47,7 @@ class FakeLLMServer:
     headers: list[dict[str, str]] = field(default_factory=list)  # of each request, names lower-cased
     base_url: str = ""
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    on_request: Callable[[], Awaitable[None]] | None = None
     _flaky_failed: bool = False
     _runner: web.AppRunner | None = None
 
@@ -76,6 +79,8 @@ class FakeLLMServer:
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
+        if self.on_request is not None:
+            await self.on_request()
         self.headers.append({name.lower(): value for name, value in request.headers.items()})
         model = body.get("model", "ok")
         if model == "slow":

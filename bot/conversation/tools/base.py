@@ -52,16 +52,26 @@ class ToolTurn:
     references: list[TargetReference] = field(default_factory=list)
     # real message id → author id, for ``ref_N`` arguments
     message_authors: Mapping[str, str] = field(default_factory=dict)
+    # The staff account that posted the trigger as a member (the playground); None on Discord.
+    account_id: int | None = None
+    actor: Actor = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Who writes, for the audit trail: one actor for the whole turn, whose trail keeps the history
+        # rows its calls write, so they name the turn's prompt record once it is stored after them.
+        self.actor = Actor.tool_call(prompt_record_id=None, discord_id=self.triggerer_id, account_id=self.account_id)
 
     @classmethod
-    def of(cls, db: Db, ctx: ChatTurnContext, reactor: Reactor, now_ms: int) -> ToolTurn:
+    def of(
+        cls, db: Db, ctx: ChatTurnContext, reactor: Reactor, now_ms: int, *, account_id: int | None = None
+    ) -> ToolTurn:
         index, fallback = collect_target_index(ctx.context_items)
         references = references_from_index(index) if index.targets else references_from_conversation_users(fallback)
         authors: dict[str, str] = {}
         for entry in ctx.simplified_messages:
             for message_id in (entry.id, *(entry.combined_message_ids or ())):
                 authors[message_id] = entry.author_id
-        return cls(db, ctx, reactor, now_ms, references, authors)
+        return cls(db, ctx, reactor, now_ms, references, authors, account_id)
 
     @property
     def persona_id(self) -> int:
@@ -81,10 +91,9 @@ class ToolTurn:
         return self.ctx.turn.incoming.message.author.id
 
     @property
-    def actor(self) -> Actor:
-        """Who writes, for the audit trail: a tool call of the turn the triggering user started (the
-        prompt record is stored after the calls, so the provenance fields carry its id)."""
-        return Actor.tool_call(prompt_record_id=None, discord_id=self.triggerer_id)
+    def people(self) -> frozenset[str]:
+        """The Discord ids of the people of the turn: the only ones whose memories its tools may change."""
+        return frozenset(r.target_id for r in self.references)
 
     def message_id(self, ref: str) -> str | None:
         """The real id of a ``ref_N`` key of this turn, None for anything else."""

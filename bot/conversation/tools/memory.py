@@ -148,7 +148,7 @@ async def update_memory(turn: ToolTurn, args: UpdateMemory) -> ToolOutcome:
         return refusal("A memory id looks like p12 or s5.")
 
     def write() -> ToolOutcome:
-        memory = tool_actions.update_memory(_persona(turn), *ref, args.content, actor=turn.actor)
+        memory = tool_actions.update_memory(_persona(turn), *ref, args.content, people=turn.people, actor=turn.actor)
         return _changed_notice(turn, memory, "updated", memory.content)
 
     try:
@@ -163,7 +163,7 @@ async def forget_memory(turn: ToolTurn, args: ForgetMemory) -> ToolOutcome:
         return refusal("A memory id looks like p12 or s5.")
 
     def write() -> ToolOutcome:
-        memory = tool_actions.forget_memory(_persona(turn), *ref, actor=turn.actor)
+        memory = tool_actions.forget_memory(_persona(turn), *ref, people=turn.people, actor=turn.actor)
         return _changed_notice(turn, memory, "deleted", memory.content)
 
     try:

@@ -4,7 +4,8 @@ Runs the ASGI application (HTTP and websockets) under daphne, serves the admin's
 itself when DEBUG is on (no whitenoise, no collectstatic needed for a local start), and starts the
 Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set. It also posts the
 playground channels' reminders (``bot.playground.reminders``), and without Redis fires them itself
-every few seconds (the bot child fires the others).
+every few seconds (the bot child fires the others). At start it notes the playground messages whose
+turn was cut off by a stopped process (``bot.playground.store.note_interrupted_turns``).
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class Command(BaseCommand):
         from botplatform.asgi import application
 
         self.check_migrations()
+        self.note_interrupted_turns()
         host, port = options["host"], options["port"]
         app: Any = application
         if settings.DEBUG or options["serve_static"]:
@@ -134,6 +136,14 @@ class Command(BaseCommand):
             bot.stop()
         if not server.listening_addresses:
             raise CommandError(f"Could not listen on {host}:{port} (is the port in use?)")
+
+    def note_interrupted_turns(self) -> None:
+        """Playground messages whose turn a stopped process left unfinished get their note now,
+        instead of staying unanswered in silence."""
+        from bot.playground.store import note_interrupted_turns
+
+        if count := note_interrupted_turns():
+            logger.info("%s playground message(s) noted as not answered: the server restarted", count)
 
     def playground_reminders(self) -> PlaygroundReminders:
         """The playground's reminder listener; it fires them itself only without Redis (with Redis
