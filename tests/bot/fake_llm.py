@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class FakeLLMServer:
     script: list[ScriptEntry] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)  # of each request, names lower-cased
+    peers: list[tuple[str, int]] = field(default_factory=list)  # the client address of each request
     base_url: str = ""
     release: asyncio.Event = field(default_factory=asyncio.Event)
     _flaky_failed: bool = False
@@ -72,6 +74,7 @@ class FakeLLMServer:
         body = await request.json()
         self.requests.append(body)
         self.headers.append({name.lower(): value for name, value in request.headers.items()})
+        self.peers.append(request.transport.get_extra_info("peername") if request.transport else ("", 0))
         model = body.get("model", "ok")
         if model == "slow":
             await self.release.wait()
@@ -161,3 +164,25 @@ class FakeLLMServer:
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+class ThreadedFakeLLMServer:
+    """A ``FakeLLMServer`` on its own event loop in a thread, as a real provider is to the platform:
+    an HTTP/1.1 server that keeps connections alive (aiohttp's default) while the callers' loops
+    come and go."""
+
+    def __init__(self) -> None:
+        self.server = FakeLLMServer()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-llm", daemon=True)
+
+    def __enter__(self) -> FakeLLMServer:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result()
+        return self.server
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()

@@ -14,9 +14,9 @@ them, and the result says so (``tools_refused``).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -76,20 +76,37 @@ def _usage_dict(usage: Any) -> dict[str, Any]:
     return usage.model_dump(exclude_none=True) if usage is not None else {}
 
 
-@functools.lru_cache(maxsize=32)
+ClientKey = tuple[str, str, float]
+# A client's connection pool belongs to the event loop it first ran in: a keep-alive connection
+# opened there is useless (RuntimeError) in any other loop. Every loop gets its own clients, and a
+# loop's clients go with it (weak keys). Callers run in many loops: the bot's, daphne's, and a fresh
+# one for every async_to_sync / asyncio.run of a Celery task, a management command or a test.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ClientKey, AsyncOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
-    """One SDK client (and connection pool) per server configuration, reused across turns.
+    """One SDK client (and connection pool) per server configuration and running event loop.
 
     The SDK's own retries are off: the one retry of ``generate`` also covers stalled streams.
     """
-    return AsyncOpenAI(
-        # Explicit, or the SDK would read OPENAI_BASE_URL from the environment.
-        base_url=base_url or DEFAULT_BASE_URL,
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        timeout=timeout_s,
-        max_retries=0,
-        default_headers=cast(dict[str, str], NO_ENVIRONMENT_HEADERS),
-    )
+    loop = asyncio.get_running_loop()
+    for stale in [other for other in _clients if other.is_closed()]:
+        # A closed loop can still be referenced (by a finished task, say); its pools are dead already.
+        del _clients[stale]
+    clients = _clients.setdefault(loop, {})
+    key = (base_url, api_key, timeout_s)
+    if key not in clients:
+        clients[key] = AsyncOpenAI(
+            # Explicit, or the SDK would read OPENAI_BASE_URL from the environment.
+            base_url=base_url or DEFAULT_BASE_URL,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            default_headers=cast(dict[str, str], NO_ENVIRONMENT_HEADERS),
+        )
+    return clients[key]
 
 
 class OpenAICompatProvider:
@@ -98,10 +115,15 @@ class OpenAICompatProvider:
     def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float) -> None:
         self.model_name = model
         self.timeout_s = timeout_s
-        self.client = shared_client(base_url, api_key, timeout_s)
+        self._client_key: ClientKey = (base_url, api_key, timeout_s)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
     supports_tools = True
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        """The running loop's client: a provider may be built in one loop (or none) and used in another."""
+        return shared_client(*self._client_key)
 
     async def generate(
         self,
