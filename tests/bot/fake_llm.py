@@ -3,7 +3,9 @@
 Behaviour is chosen by the requested model name, so one server serves every scenario:
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
 ``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
-tools (a model without tool support). Streaming requests get SSE chunks. Every request body is kept
+tools (a model without tool support, in llama.cpp's words); ``unauthorized`` returns 401 quoting
+the request's key back as OpenAI does; any other model is missing (404). Errors have the body real
+servers send (``{"error": {"message", "type", "code"}}``). Streaming requests get SSE chunks. Every request body is kept
 (``requests``), so tests read the messages, and their image parts, the server received.
 
 Tool calls are scripted: each request takes the next entry of ``script`` (``tool_round(...)``: the
@@ -26,6 +28,12 @@ USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 ScriptEntry = str | list[tuple[str, str]]
+MODELS = frozenset({"ok", "slow", "fail", "flaky", "notools", "unauthorized"})
+
+
+def error_response(status: int, message: str, kind: str) -> web.Response:
+    """An error as OpenAI, llama.cpp and vLLM send one."""
+    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
 
 
 def tool_round(*calls: tuple[str, str]) -> list[tuple[str, str]]:
@@ -78,12 +86,17 @@ class FakeLLMServer:
         model = body.get("model", "ok")
         if model == "slow":
             await self.release.wait()
-            return web.json_response({"error": "released"}, status=503)
+            return error_response(503, "Loading model", "unavailable_error")
         if model == "fail" or (model == "flaky" and not self._flaky_failed):
             self._flaky_failed = True
-            return web.json_response({"error": {"message": "boom"}}, status=500)
+            return error_response(500, "llama_decode failed: out of memory", "server_error")
         if model == "notools" and body.get("tools"):
-            return web.json_response({"error": {"message": "tools are not supported"}}, status=400)
+            return error_response(400, "tools param requires --jinja flag", "invalid_request_error")
+        if model == "unauthorized":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return error_response(401, f"Incorrect API key provided: {key}.", "invalid_request_error")
+        if model not in MODELS:
+            return error_response(404, f"The model `{model}` does not exist", "invalid_request_error")
         entry: ScriptEntry = self.script.pop(0) if self.script else self.reply_text
         if isinstance(entry, list):
             if body.get("stream"):

@@ -162,3 +162,22 @@ async def test_a_server_refusing_tools_is_asked_once_without_them(llm_server, st
 def test_a_server_whose_model_has_no_tool_support_is_configured_so():
     assert provider_config(ServerSettings(llm_supports_tools=False, llm_provider="echo")).tools is False
     assert provider_config(ServerSettings()).tools is True
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_missing_model_is_one_request_and_its_error_keeps_the_providers_words(llm_server, stream):
+    with pytest.raises(ProviderError) as failed:
+        await provider(llm_server, "no-such-model").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    # A 404 about the model is no tools refusal: nothing is asked again without the tools.
+    assert len(llm_server.requests) == 1
+    assert str(failed.value) == "provider returned HTTP 404: The model `no-such-model` does not exist"
+
+
+async def test_a_key_the_provider_quotes_back_is_not_kept(llm_server):
+    key = "sk-test-0123456789abcdef"
+    keyed = OpenAICompatProvider(base_url=llm_server.base_url, api_key=key, model="unauthorized", timeout_s=5)
+    with pytest.raises(ProviderError) as failed:
+        await keyed.generate(ITEMS, stream=False)
+
+    assert str(failed.value) == "provider returned HTTP 401: Incorrect API key provided: [redacted]."
