@@ -9,11 +9,13 @@ exactly one shard, so processes never need to share it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import pkgutil
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import discord
 from discord.ext import commands
 from django.conf import settings
@@ -36,6 +38,11 @@ else:
     _BotBase = object
 
 
+# The bot never joins a voice channel (voice messages are files, chatcontext.voice): discord.py's
+# start-up warnings that voice would need PyNaCl and davey are noise in the operator's log.
+discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+
+
 def platform_intents(*, presences: bool) -> discord.Intents:
     """Message content (the prompt needs it) and members (names, roles, permissions); presences
     only when the deployment enabled that privileged intent (participants.md H-12)."""
@@ -44,6 +51,25 @@ def platform_intents(*, presences: bool) -> discord.Intents:
     intents.members = True
     intents.presences = presences
     return intents
+
+
+DEVELOPER_PORTAL = "https://discord.com/developers/applications"
+
+
+def startup_failure(exc: BaseException, *, presences: bool) -> str | None:
+    """The one line an operator reads when the bot cannot start (``manage.py runbot``), or None for
+    anything else: an unexpected error keeps its traceback."""
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        intents = "Message Content Intent and Server Members Intent" + (" and Presence Intent" if presences else "")
+        return f"Discord refused the privileged intents: enable {intents} under Bot in {DEVELOPER_PORTAL}"
+    if isinstance(exc, discord.LoginFailure):
+        return f"Discord refused DISCORD_TOKEN: copy the bot's token again (Bot, Reset Token in {DEVELOPER_PORTAL})"
+    if isinstance(exc, OSError | aiohttp.ClientError | asyncio.TimeoutError | discord.GatewayNotFound):
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return f"Cannot reach Discord ({reason}): check this machine's network, DNS and proxy"
+    if isinstance(exc, discord.DiscordServerError):
+        return f"Discord answered HTTP {exc.status} at start-up: try again later (https://discordstatus.com)"
+    return None
 
 
 def walk_extensions() -> Iterator[str]:

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         if settings.DISCORD_SHARD_IDS and not settings.DISCORD_SHARD_COUNT:
             raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
 
-        from bot.discord.client import create_bot
+        from bot.discord.client import create_bot, startup_failure
 
         # Without Redis there is no beat: the bot fires its channels' reminders itself.
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
@@ -42,5 +42,11 @@ class Command(BaseCommand):
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
         gc.freeze()
-        # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
-        bot.run(token, log_handler=None)
+        try:
+            # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
+            bot.run(token, log_handler=None)
+        except Exception as exc:
+            line = startup_failure(exc, presences=settings.DISCORD_PRESENCE_INTENT)
+            if line is None:
+                raise
+            raise CommandError(line, returncode=2) from None
