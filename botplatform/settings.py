@@ -218,6 +218,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # Discord and the LLM provider.
 DISCORD_TOKEN = os.environ.get("DISCORD_TOKEN", "")
+# Only for `manage.py invite_url`; without it the id is read from DISCORD_TOKEN.
+DISCORD_APPLICATION_ID = os.environ.get("DISCORD_APPLICATION_ID", "").strip()
 DISCORD_SHARD_COUNT = env_int("DISCORD_SHARD_COUNT", 0) or None
 DISCORD_SHARD_IDS = [int(s) for s in os.environ.get("DISCORD_SHARD_IDS", "").split(",") if s.strip().isdigit()] or None
 # The presences intent is privileged: enable it in the developer portal before turning this on.

@@ -10,6 +10,7 @@ exactly one shard, so processes never need to share it.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import pkgutil
 from collections.abc import Iterator
@@ -54,6 +55,33 @@ def platform_intents(*, presences: bool) -> discord.Intents:
 
 
 DEVELOPER_PORTAL = "https://discord.com/developers/applications"
+# What the bot's features call in a server, and nothing more (``manage.py invite_url`` asks for it).
+BOT_PERMISSIONS = discord.Permissions(
+    view_channel=True,  # see the channels it is talked to in
+    send_messages=True,  # replies, notices, the typing indicator (delivery.NativeSpeaker, turns.py)
+    send_messages_in_threads=True,  # the same in threads
+    read_message_history=True,  # the conversation history and replies to a message (transport.py)
+    embed_links=True,  # a reply's first embed and tool notices (delivery.notice_embed)
+    add_reactions=True,  # the persona's react tool (turns.DiscordOutlet.react)
+    use_external_emojis=True,  # custom emojis of other servers a persona repeats from the conversation
+    manage_webhooks=True,  # alters speak through one platform webhook per channel (delivery.WebhookRegistry)
+)
+# The export of a member's data is a DM (exts/members.py): no Attach Files in servers.
+INVITE_SCOPES = ("bot", "applications.commands")
+
+
+def application_id_from_token(token: str) -> int | None:
+    """A bot token's first segment is the application's id in base64 (how Discord issues them)."""
+    head = token.strip().split(".", 1)[0]
+    try:
+        decoded = base64.b64decode(head + "=" * (-len(head) % 4), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return int(decoded) if decoded.isdigit() else None
+
+
+def invite_url(application_id: int) -> str:
+    return discord.utils.oauth_url(application_id, permissions=BOT_PERMISSIONS, scopes=INVITE_SCOPES)
 
 
 def startup_failure(exc: BaseException, *, presences: bool) -> str | None:
