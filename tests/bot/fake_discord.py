@@ -2,8 +2,9 @@
 
 discord.py reads its API base from ``discord.http.Route.BASE``; ``runbot_command`` starts
 ``manage.py runbot`` with that base pointed here. The gateway speaks just enough of the protocol
-for a start-up: HELLO, then, on IDENTIFY, the close code Discord sends when the application has not
-enabled the privileged intents the bot asked for (4014). The token ``BAD_TOKEN`` gets the 401
+for a start-up: HELLO, then, on IDENTIFY, READY (in no guild yet) when ``intents_enabled``, else
+the close code Discord sends when the application has not enabled the privileged intents the bot
+asked for (4014). The token ``BAD_TOKEN`` gets the 401
 Discord answers an invalid token with.
 """
 
@@ -40,6 +41,7 @@ def runbot_command(api_base: str, *args: str) -> list[str]:
 
 @dataclass
 class FakeDiscord:
+    intents_enabled: bool = False
     api_base: str = ""
     identified: list[dict[str, object]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -91,7 +93,20 @@ class FakeDiscord:
         await ws.send_json({"op": 10, "d": {"heartbeat_interval": 45000}, "s": None, "t": None})
         async for message in ws:
             payload = message.json()
-            if payload.get("op") == 2:  # IDENTIFY
-                self.identified.append(payload["d"])
+            if payload.get("op") != 2:  # only IDENTIFY gets an answer
+                continue
+            self.identified.append(payload["d"])
+            if not self.intents_enabled:
                 await ws.close(code=PRIVILEGED_INTENTS_MISSING, message=b"Disallowed intent(s).")
+                continue
+            ready = {
+                "v": 10,
+                "user": BOT_USER,
+                "guilds": [],
+                "session_id": "fake-session",
+                "resume_gateway_url": str(request.url.with_query(None)),
+                "shard": payload["d"]["shard"],
+                "application": {"id": APPLICATION_ID, "flags": 0},
+            }
+            await ws.send_json({"op": 0, "t": "READY", "s": 1, "d": ready})
         return ws

@@ -4,6 +4,9 @@ a refused token, privileged intents the application has not enabled, Discord out
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -46,14 +49,19 @@ async def runbot(api_base: str, var_dir: Path, token: str) -> tuple[int, list[st
     return proc.returncode, stderr.decode().splitlines()
 
 
-async def test_a_refused_token_is_one_line(discord_api, var_dir):
+async def test_a_refused_token_is_one_line_and_the_admin_status_says_it(discord_api, var_dir):
     code, stderr = await runbot(discord_api.api_base, var_dir, BAD_TOKEN)
 
-    assert code == 2
-    assert stderr == [
-        "CommandError: Discord refused DISCORD_TOKEN: copy the bot's token again "
+    line = (
+        "Discord refused DISCORD_TOKEN: copy the bot's token again "
         "(Bot, Reset Token in https://discord.com/developers/applications)"
-    ]
+    )
+    assert code == 2
+    assert stderr == [f"CommandError: {line}"]
+    with contextlib.closing(sqlite3.connect(var_dir / "db.sqlite3")) as db:
+        assert db.execute("SELECT process, state, last_error FROM bot_status").fetchall() == [
+            ("all shards", "failed", line)
+        ]
 
 
 async def test_privileged_intents_not_enabled_is_one_line(discord_api, var_dir):
@@ -79,3 +87,31 @@ async def test_discord_out_of_reach_is_one_line(var_dir):
     assert line.startswith("CommandError: Cannot reach Discord (Cannot connect to host 127.0.0.1:")
     assert line.endswith("): check this machine's network, DNS and proxy")
     assert TOKEN not in line
+
+
+async def test_a_connected_bot_says_so_in_its_status_row(var_dir):
+    discord_api = FakeDiscord(intents_enabled=True)
+    await discord_api.start()
+    env = fresh_env(var_dir, DISCORD_TOKEN=TOKEN, LOG_LEVEL="WARNING")
+    proc = await asyncio.create_subprocess_exec(
+        *runbot_command(discord_api.api_base, "--no-sync"), cwd=REPO_ROOT, env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        row = await asyncio.wait_for(connected_row(var_dir), timeout=60)
+    finally:
+        proc.terminate()
+        await proc.wait()
+        await discord_api.stop()
+
+    process, shards, last_error = row
+    assert process == "all shards" and last_error == ""
+    assert json.loads(shards)["0"]["connected"] is True
+
+
+async def connected_row(var_dir: Path) -> tuple[str, str, str]:
+    while True:
+        with contextlib.closing(sqlite3.connect(var_dir / "db.sqlite3")) as db:
+            row = db.execute("SELECT process, shards, last_error FROM bot_status WHERE state = 'connected'").fetchone()
+        if row is not None:
+            return row
+        await asyncio.sleep(0.2)

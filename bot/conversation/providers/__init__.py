@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -18,7 +19,8 @@ from bot.conversation.providers.base import (
     to_chat_messages,
 )
 from bot.conversation.providers.echo import EchoProvider
-from bot.conversation.providers.openai_compat import OpenAICompatProvider
+from bot.conversation.providers.openai_compat import OpenAICompatProvider, one_line
+from chatcontext.types import ContextItem, TextPart
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "build_provider",
+    "check_connection",
     "provider_config",
     "server_endpoint",
     "to_chat_messages",
@@ -48,6 +51,7 @@ class Endpoint:
     base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
+    source: str = field(default="the platform's endpoint", compare=False)  # what the admin calls it
 
     @property
     def configured(self) -> bool:
@@ -78,11 +82,11 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
     if s is None:
         return platform_endpoint()
     if s.llm_base_url or s.llm_api_key:
-        return Endpoint(base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
+        return Endpoint(base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model, source="its own endpoint")
     if s.llm_endpoint:
         approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
         if approved is not None:
-            return Endpoint(**approved)
+            return Endpoint(**approved, source=f"approved endpoint {s.llm_endpoint!r}")
         logger.warning("approved endpoint %r is not configured any more; using the platform's", s.llm_endpoint)
     return platform_endpoint()
 
@@ -113,4 +117,29 @@ def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: fl
         return EchoProvider(persona_name, pace_s=echo_pace_s)
     return OpenAICompatProvider(
         base_url=config.base_url, api_key=config.api_key, model=config.model, timeout_s=config.timeout_s
+    )
+
+
+# A connection test is one short request; it should not hold an admin page for LLM_TIMEOUT_SECONDS twice.
+CHECK_TIMEOUT_SECONDS = 15.0
+CHECK_PROMPT = (ContextItem(role="user", parts=[TextPart("Reply with the single word OK.")]),)
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    ok: bool
+    detail: str  # the model's answer or the failure, one bounded line without keys
+
+
+async def check_connection(config: ProviderConfig) -> ConnectionCheck:
+    """One small request to the endpoint of ``config`` (a superuser's *Test connection*)."""
+    timeout_s = min(config.timeout_s, CHECK_TIMEOUT_SECONDS)
+    provider = build_provider(dataclasses.replace(config, timeout_s=timeout_s), "Tomori")
+    try:
+        result = await provider.generate(CHECK_PROMPT, stream=False)
+    except ProviderError as exc:
+        return ConnectionCheck(ok=False, detail=str(exc))
+    answer = one_line(result.text, api_key=config.api_key) or "(an empty answer)"
+    return ConnectionCheck(
+        ok=True, detail=f"{provider.model_name or 'the default model'} answered in {result.latency_ms} ms: {answer}"
     )

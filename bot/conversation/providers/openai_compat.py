@@ -76,9 +76,15 @@ def provider_message(body: object, *, api_key: str = "") -> str:
         message = body
     if not isinstance(message, str):
         return ""
+    return one_line(message, api_key=api_key)
+
+
+def one_line(text: str, *, api_key: str = "") -> str:
+    """``text`` from a provider as one printable line of at most ``ERROR_MESSAGE_CHARS``, without
+    key-shaped words or ``api_key``: safe to store and to show to moderators."""
     if api_key:
-        message = message.replace(api_key, REDACTED)
-    line = " ".join(_UNPRINTABLE.sub(" ", _KEY_LIKE.sub(REDACTED, message)).split())
+        text = text.replace(api_key, REDACTED)
+    line = " ".join(_UNPRINTABLE.sub(" ", _KEY_LIKE.sub(REDACTED, text)).split())
     return line if len(line) <= ERROR_MESSAGE_CHARS else line[: ERROR_MESSAGE_CHARS - 1] + "…"
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 
 class Command(BaseCommand):
@@ -35,9 +38,12 @@ class Command(BaseCommand):
             raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
 
         from bot.discord.client import create_bot, startup_failure
+        from bot.discord.status import BotStatus, StatusReporter, report
 
         # Without Redis there is no beat: the bot fires its channels' reminders itself.
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
+        StatusReporter(bot)
+        report(BotStatus.State.STARTING, pid=os.getpid(), shards={})
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
@@ -47,6 +53,8 @@ class Command(BaseCommand):
             bot.run(token, log_handler=None)
         except Exception as exc:
             line = startup_failure(exc, presences=settings.DISCORD_PRESENCE_INTENT)
+            with contextlib.suppress(DatabaseError):  # the line below matters more than the admin's note
+                report(BotStatus.State.FAILED, last_error=line or f"stopped by {type(exc).__name__}")
             if line is None:
                 raise
             raise CommandError(line, returncode=2) from None
