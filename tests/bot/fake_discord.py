@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from tests.bot.loopback import serve_on_loopback
+
 APPLICATION_ID = "123456789012345678"
 # A bot token's first segment is its application id in base64, as Discord issues them.
 TOKEN = f"{base64.b64encode(APPLICATION_ID.encode()).decode()}.GxYzAb.fake-secret-part"
@@ -52,11 +54,8 @@ class FakeDiscord:
         app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
         app.router.add_get("/api/v10/gateway/bot", self._gateway_bot)
         app.router.add_get("/gateway", self._gateway)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        port = self._runner.addresses[0][1]
-        self.api_base = f"http://127.0.0.1:{port}/api/v10"
+        self._runner, origin = await serve_on_loopback(app)
+        self.api_base = f"{origin}/api/v10"
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -24,6 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.bot.loopback import serve_on_loopback
+
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
@@ -66,12 +68,8 @@ class FakeLLMServer:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._runner, origin = await serve_on_loopback(app)
+        self.base_url = f"{origin}/v1"
 
     async def stop(self) -> None:
         self.release.set()
