@@ -141,6 +141,9 @@ def test_a_turn_that_got_no_answer_costs_nothing_and_is_no_turn_of_the_server(wo
     )
     assert (failed.input_tokens, failed.output_tokens, failed.cost) == (0, 0, Decimal(0))
     assert failed.token_estimate > 0  # what the prompt weighs is still shown, block by block
+    # The moderator reads what the provider said in the inspector.
+    inspected = world.client("alice").get(reverse("admin:chatcontext_promptrecord_change", args=[failed.pk]))
+    assert "provider returned HTTP 404: The model `x` does not exist" in unescape(inspected.content.decode())
 
     html = _changelist(world, "alice")
     tokens = answered.input_tokens + answered.output_tokens

@@ -32,10 +32,13 @@ class Command(BaseCommand):
         token = settings.DISCORD_TOKEN
         if not token:
             raise CommandError(
-                "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it."
+                "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it.",
+                returncode=2,
             )
         if settings.DISCORD_SHARD_IDS and not settings.DISCORD_SHARD_COUNT:
-            raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
+            raise CommandError(
+                "DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).", returncode=2
+            )
 
         from bot.discord.client import create_bot, startup_failure
         from bot.discord.status import BotStatus, StatusReporter, report
@@ -43,7 +46,9 @@ class Command(BaseCommand):
         # Without Redis there is no beat: the bot fires its channels' reminders itself.
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
         StatusReporter(bot)
-        report(BotStatus.State.STARTING, pid=os.getpid(), shards={})
+        # The admin's status row is best effort: the bot starts (and says why it cannot) without it.
+        with contextlib.suppress(DatabaseError):
+            report(BotStatus.State.STARTING, pid=os.getpid(), shards={})
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
@@ -53,7 +58,7 @@ class Command(BaseCommand):
             bot.run(token, log_handler=None)
         except Exception as exc:
             line = startup_failure(exc, presences=settings.DISCORD_PRESENCE_INTENT)
-            with contextlib.suppress(DatabaseError):  # the line below matters more than the admin's note
+            with contextlib.suppress(DatabaseError):
                 report(BotStatus.State.FAILED, last_error=line or f"stopped by {type(exc).__name__}")
             if line is None:
                 raise
