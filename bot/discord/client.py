@@ -55,6 +55,7 @@ def platform_intents(*, presences: bool) -> discord.Intents:
 
 
 DEVELOPER_PORTAL = "https://discord.com/developers/applications"
+GATEWAY_PROBE_SECONDS = 30
 # What the bot's features call in a server, and nothing more (``manage.py invite_url`` asks for it).
 BOT_PERMISSIONS = discord.Permissions(
     view_channel=True,  # see the channels it is talked to in
@@ -84,6 +85,10 @@ def invite_url(application_id: int) -> str:
     return discord.utils.oauth_url(application_id, permissions=BOT_PERMISSIONS, scopes=INVITE_SCOPES)
 
 
+class GatewayUnreachable(Exception):
+    """Discord's API answered but its gateway (a websocket) could not be opened at start-up."""
+
+
 def startup_failure(exc: BaseException, *, presences: bool) -> str | None:
     """The one line an operator reads when the bot cannot start (``manage.py runbot``), or None for
     anything else: an unexpected error keeps its traceback."""
@@ -92,6 +97,8 @@ def startup_failure(exc: BaseException, *, presences: bool) -> str | None:
         return f"Discord refused the privileged intents: enable {intents} under Bot in {DEVELOPER_PORTAL}"
     if isinstance(exc, discord.LoginFailure):
         return f"Discord refused DISCORD_TOKEN: copy the bot's token again (Bot, Reset Token in {DEVELOPER_PORTAL})"
+    if isinstance(exc, GatewayUnreachable):
+        return f"Cannot reach Discord's gateway ({exc}): websockets to it must be allowed from this machine"
     if isinstance(exc, OSError | aiohttp.ClientError | asyncio.TimeoutError | discord.GatewayNotFound):
         reason = " ".join(str(exc).split()) or type(exc).__name__
         return f"Cannot reach Discord ({reason}): check this machine's network, DNS and proxy"
@@ -158,6 +165,22 @@ class PlatformBotMixin(_BotBase):
 
 class TomoriBot(PlatformBotMixin, commands.AutoShardedBot):
     """The production client."""
+
+    gateway_reached = False
+
+    async def launch_shard(self, gateway: Any, shard_id: int, *, initial: bool = False) -> None:
+        """discord.py retries a shard's connection every 5 s forever, logging a traceback each time:
+        right for a gateway that drops a running bot, wrong for one this machine cannot reach at all.
+        The first connection of the process is tried once, and a failure stops the start."""
+        if not self.gateway_reached:
+            try:
+                async with asyncio.timeout(GATEWAY_PROBE_SECONDS):
+                    probe = await self.http.ws_connect(str(gateway))
+                await probe.close()
+            except (OSError, aiohttp.ClientError, TimeoutError) as exc:
+                raise GatewayUnreachable(" ".join(str(exc).split()) or type(exc).__name__) from exc
+            self.gateway_reached = True
+        await super().launch_shard(gateway, shard_id, initial=initial)
 
 
 class UnshardedTomoriBot(PlatformBotMixin, commands.Bot):

@@ -44,6 +44,7 @@ def runbot_command(api_base: str, *args: str) -> list[str]:
 @dataclass
 class FakeDiscord:
     intents_enabled: bool = False
+    gateway_url: str = ""  # where /gateway/bot sends the bot; empty: this server's own gateway
     api_base: str = ""
     identified: list[dict[str, object]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -83,7 +84,7 @@ class FakeDiscord:
 
     async def _gateway_bot(self, request: web.Request) -> web.Response:
         limit = {"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}
-        url = str(request.url.with_path("/gateway").with_query(None)).replace("http://", "ws://")
+        url = self.gateway_url or str(request.url.with_path("/gateway").with_query(None)).replace("http://", "ws://")
         return json_response({"url": url, "shards": 1, "session_start_limit": limit})
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:

@@ -44,7 +44,12 @@ async def runbot(api_base: str, var_dir: Path, token: str) -> tuple[int, list[st
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
-    _, stderr = await asyncio.wait_for(proc.communicate(), timeout=120)
+    try:
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=120)
+    except TimeoutError:
+        proc.kill()  # a bot that never gives up (the failure this file is about) is not left running
+        await proc.wait()
+        raise
     assert proc.returncode is not None
     return proc.returncode, stderr.decode().splitlines()
 
@@ -87,6 +92,20 @@ async def test_discord_out_of_reach_is_one_line(var_dir):
     assert line.startswith("CommandError: Cannot reach Discord (Cannot connect to host 127.0.0.1:")
     assert line.endswith("): check this machine's network, DNS and proxy")
     assert TOKEN not in line
+
+
+async def test_a_gateway_out_of_reach_is_one_line(var_dir):
+    discord_api = FakeDiscord(gateway_url=f"ws://127.0.0.1:{free_port()}/gateway")
+    await discord_api.start()
+    try:
+        code, stderr = await runbot(discord_api.api_base, var_dir, TOKEN)
+    finally:
+        await discord_api.stop()
+
+    assert code == 2
+    [line] = stderr
+    assert line.startswith("CommandError: Cannot reach Discord's gateway (Cannot connect to host 127.0.0.1:")
+    assert line.endswith("): websockets to it must be allowed from this machine")
 
 
 async def test_a_connected_bot_says_so_in_its_status_row(var_dir):
