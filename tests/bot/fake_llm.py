@@ -4,7 +4,8 @@ Behaviour is chosen by the requested model name, so one server serves every scen
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
 ``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
 tools (a model without tool support, in llama.cpp's words); ``unauthorized`` returns 401 quoting
-the request's key back as OpenAI does; any other model is missing (404). Errors have the body real
+the request's key back as OpenAI does; ``overflow`` streams an error event (llama.cpp's context
+overflow); any other model is missing (404). Errors have the body real
 servers send (``{"error": {"message", "type", "code"}}``). Streaming requests get SSE chunks. Every request body is kept
 (``requests``), so tests read the messages, and their image parts, the server received.
 
@@ -30,7 +31,7 @@ USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 ScriptEntry = str | list[tuple[str, str]]
-MODELS = frozenset({"ok", "slow", "fail", "flaky", "notools", "unauthorized"})
+MODELS = frozenset({"ok", "slow", "fail", "flaky", "notools", "unauthorized", "overflow"})
 
 
 def error_response(status: int, message: str, kind: str) -> web.Response:
@@ -93,6 +94,8 @@ class FakeLLMServer:
         if model == "unauthorized":
             key = request.headers.get("Authorization", "").removeprefix("Bearer ")
             return error_response(401, f"Incorrect API key provided: {key}.", "invalid_request_error")
+        if model == "overflow" and body.get("stream"):
+            return await self._stream_error(request, "the request exceeds the available context size")
         if model not in MODELS:
             return error_response(404, f"The model `{model}` does not exist", "invalid_request_error")
         entry: ScriptEntry = self.script.pop(0) if self.script else self.reply_text
@@ -153,6 +156,15 @@ class FakeLLMServer:
                 }
                 await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+    async def _stream_error(self, request: web.Request, message: str) -> web.StreamResponse:
+        """An error after the stream began: HTTP 200 and an ``error`` event, as llama.cpp sends one."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        error = {"error": {"message": message, "type": "exceed_context_size_error", "code": 400}}
+        await response.write(f"data: {json.dumps(error)}\n\n".encode())
         await response.write_eof()
         return response
 

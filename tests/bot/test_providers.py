@@ -181,3 +181,13 @@ async def test_a_key_the_provider_quotes_back_is_not_kept(llm_server):
         await keyed.generate(ITEMS, stream=False)
 
     assert str(failed.value) == "provider returned HTTP 401: Incorrect API key provided: [redacted]."
+
+
+async def test_an_error_in_the_middle_of_a_stream_keeps_the_providers_words(llm_server):
+    with pytest.raises(ProviderError) as failed:
+        await provider(llm_server, "overflow").generate(ITEMS, stream=True)
+
+    assert str(failed.value) == (
+        "provider reported an error mid-stream: the request exceeds the available context size"
+    )
+    assert len(llm_server.requests) == 1  # not retried: the same prompt would overflow again

@@ -96,12 +96,14 @@ def _describe(exc: BaseException) -> str:
         return "provider timed out"
     if isinstance(exc, openai.APIConnectionError):
         return "provider unreachable"
+    if isinstance(exc, openai.APIError):  # an error event in the middle of a stream (llama.cpp, vLLM)
+        return "provider reported an error mid-stream"
     return f"provider failed ({type(exc).__name__})"
 
 
 def _failure(exc: BaseException, *, api_key: str) -> str:
     """What the turn's record says: the kind and status, and the provider's own message."""
-    message = provider_message(exc.body, api_key=api_key) if isinstance(exc, openai.APIStatusError) else ""
+    message = provider_message(exc.body, api_key=api_key) if isinstance(exc, openai.APIError) else ""
     return f"{_describe(exc)}: {message}" if message else _describe(exc)
 
 
