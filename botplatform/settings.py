@@ -11,6 +11,7 @@ import os
 import re
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -220,6 +221,8 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", "").strip() or BASE_DIR / "stat
 
 # Discord and the LLM provider.
 DISCORD_TOKEN = os.environ.get("DISCORD_TOKEN", "")
+# Only for `manage.py invite_url`; without it the id is read from DISCORD_TOKEN.
+DISCORD_APPLICATION_ID = os.environ.get("DISCORD_APPLICATION_ID", "").strip()
 DISCORD_SHARD_COUNT = env_int("DISCORD_SHARD_COUNT", 0) or None
 DISCORD_SHARD_IDS = [int(s) for s in os.environ.get("DISCORD_SHARD_IDS", "").split(",") if s.strip().isdigit()] or None
 # The presences intent is privileged: enable it in the developer portal before turning this on.
@@ -227,7 +230,20 @@ DISCORD_PRESENCE_INTENT = env_bool("DISCORD_PRESENCE_INTENT", False)
 LLM_PROVIDER = os.environ.get("LLM_PROVIDER", "").strip().lower()  # "openai" or "echo"; empty = derive
 # The platform's endpoint: base URL, key and model go together (bot.conversation.providers). A server uses it
 # unless it picks an approved endpoint or a superuser gave it one of its own.
-LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "").strip()
+
+
+def http_url(variable: str) -> str:
+    """The variable's URL, refused at start-up unless it is http(s) with a host: the SDK would take
+    ``localhost:8080/v1`` or a typo for a relative path and fail only at the first turn. The value
+    is not repeated in the error (a URL may carry credentials)."""
+    value = os.environ.get(variable, "").strip()
+    parts = urlsplit(value)
+    if value and (parts.scheme not in {"http", "https"} or not parts.hostname):
+        raise ImproperlyConfigured(f"{variable} is not an http(s) URL (e.g. http://127.0.0.1:8080/v1)")
+    return value
+
+
+LLM_BASE_URL = http_url("LLM_BASE_URL")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "").strip()
 LLM_MODEL = os.environ.get("LLM_MODEL", "").strip()
 _ENDPOINT_NAME = re.compile("[a-z0-9][a-z0-9_-]{0,31}")
@@ -244,7 +260,7 @@ def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
         if not _ENDPOINT_NAME.fullmatch(name):
             raise ImproperlyConfigured(f"LLM_APPROVED_ENDPOINTS: {name!r} is not a-z, 0-9, - and _ (32 at most)")
         prefix = f"LLM_ENDPOINT_{name.upper().replace('-', '_')}_"
-        base_url = os.environ.get(prefix + "BASE_URL", "").strip()
+        base_url = http_url(prefix + "BASE_URL")
         if not base_url:
             raise ImproperlyConfigured(f"LLM_APPROVED_ENDPOINTS names {name!r} but {prefix}BASE_URL is not set")
         endpoints[name] = {

@@ -52,17 +52,6 @@ def _fresh_personalization_cache():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
-def _fresh_provider_clients():  # type: ignore[no-untyped-def]
-    """A provider client's connection pool belongs to the event loop it first ran in, and every async
-    test has a loop of its own: a later test whose fake LLM server got a port an earlier one had would
-    be handed that client, bound to a closed loop ("provider failed (RuntimeError)")."""
-    from bot.conversation.providers.openai_compat import shared_client
-
-    shared_client.cache_clear()
-    yield
-
-
-@pytest.fixture(autouse=True)
 def _test_settings(settings):  # type: ignore[no-untyped-def]
     """Tasks run in-process unless a test starts a real worker; fast password hashing."""
     settings.CELERY_TASK_ALWAYS_EAGER = True

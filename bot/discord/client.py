@@ -9,11 +9,14 @@ exactly one shard, so processes never need to share it.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import logging
 import pkgutil
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import discord
 from discord.ext import commands
 from django.conf import settings
@@ -36,6 +39,11 @@ else:
     _BotBase = object
 
 
+# The bot never joins a voice channel (voice messages are files, chatcontext.voice): discord.py's
+# start-up warnings that voice would need PyNaCl and davey are noise in the operator's log.
+discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+
+
 def platform_intents(*, presences: bool) -> discord.Intents:
     """Message content (the prompt needs it) and members (names, roles, permissions); presences
     only when the deployment enabled that privileged intent (participants.md H-12)."""
@@ -44,6 +52,59 @@ def platform_intents(*, presences: bool) -> discord.Intents:
     intents.members = True
     intents.presences = presences
     return intents
+
+
+DEVELOPER_PORTAL = "https://discord.com/developers/applications"
+GATEWAY_PROBE_SECONDS = 30
+# What the bot's features call in a server, and nothing more (``manage.py invite_url`` asks for it).
+BOT_PERMISSIONS = discord.Permissions(
+    view_channel=True,  # see the channels it is talked to in
+    send_messages=True,  # replies, notices, the typing indicator (delivery.NativeSpeaker, turns.py)
+    send_messages_in_threads=True,  # the same in threads
+    read_message_history=True,  # the conversation history and replies to a message (transport.py)
+    embed_links=True,  # a reply's first embed and tool notices (delivery.notice_embed)
+    add_reactions=True,  # the persona's react tool (turns.DiscordOutlet.react)
+    use_external_emojis=True,  # custom emojis of other servers a persona repeats from the conversation
+    manage_webhooks=True,  # alters speak through one platform webhook per channel (delivery.WebhookRegistry)
+)
+# The export of a member's data is a DM (exts/members.py): no Attach Files in servers.
+INVITE_SCOPES = ("bot", "applications.commands")
+
+
+def application_id_from_token(token: str) -> int | None:
+    """A bot token's first segment is the application's id in base64 (how Discord issues them)."""
+    head = token.strip().split(".", 1)[0]
+    try:
+        decoded = base64.b64decode(head + "=" * (-len(head) % 4), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return int(decoded) if decoded.isdigit() else None
+
+
+def invite_url(application_id: int) -> str:
+    return discord.utils.oauth_url(application_id, permissions=BOT_PERMISSIONS, scopes=INVITE_SCOPES)
+
+
+class GatewayUnreachable(Exception):
+    """Discord's API answered but its gateway (a websocket) could not be opened at start-up."""
+
+
+def startup_failure(exc: BaseException, *, presences: bool) -> str | None:
+    """The one line an operator reads when the bot cannot start (``manage.py runbot``), or None for
+    anything else: an unexpected error keeps its traceback."""
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        intents = "Message Content Intent and Server Members Intent" + (" and Presence Intent" if presences else "")
+        return f"Discord refused the privileged intents: enable {intents} under Bot in {DEVELOPER_PORTAL}"
+    if isinstance(exc, discord.LoginFailure):
+        return f"Discord refused DISCORD_TOKEN: copy the bot's token again (Bot, Reset Token in {DEVELOPER_PORTAL})"
+    if isinstance(exc, GatewayUnreachable):
+        return f"Cannot reach Discord's gateway ({exc}): websockets to it must be allowed from this machine"
+    if isinstance(exc, OSError | aiohttp.ClientError | asyncio.TimeoutError | discord.GatewayNotFound):
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return f"Cannot reach Discord ({reason}): check this machine's network, DNS and proxy"
+    if isinstance(exc, discord.DiscordServerError):
+        return f"Discord answered HTTP {exc.status} at start-up: try again later (https://discordstatus.com)"
+    return None
 
 
 def walk_extensions() -> Iterator[str]:
@@ -104,6 +165,22 @@ class PlatformBotMixin(_BotBase):
 
 class TomoriBot(PlatformBotMixin, commands.AutoShardedBot):
     """The production client."""
+
+    gateway_reached = False
+
+    async def launch_shard(self, gateway: Any, shard_id: int, *, initial: bool = False) -> None:
+        """discord.py retries a shard's connection every 5 s forever, logging a traceback each time:
+        right for a gateway that drops a running bot, wrong for one this machine cannot reach at all.
+        The first connection of the process is tried once, and a failure stops the start."""
+        if not self.gateway_reached:
+            try:
+                async with asyncio.timeout(GATEWAY_PROBE_SECONDS):
+                    probe = await self.http.ws_connect(str(gateway))
+                await probe.close()
+            except (OSError, aiohttp.ClientError, TimeoutError) as exc:
+                raise GatewayUnreachable(" ".join(str(exc).split()) or type(exc).__name__) from exc
+            self.gateway_reached = True
+        await super().launch_shard(gateway, shard_id, initial=initial)
 
 
 class UnshardedTomoriBot(PlatformBotMixin, commands.Bot):

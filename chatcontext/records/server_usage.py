@@ -1,8 +1,9 @@
 """Turns, tokens and cost per server over the last day and week, for the admin's server list.
 
 Registered on personas' server list (``personas.admin.columns``) when the app is ready: personas
-cannot read prompt records itself. Each figure is a correlated subquery on the records' (server,
-created_at) index, so the list page stays one query whatever the number of servers.
+cannot read prompt records itself. A turn that got no answer is no turn here. Each figure is a
+correlated subquery on the records' (server, created_at) index, so the list page stays one query
+whatever the number of servers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, DecimalField, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
@@ -24,9 +25,13 @@ from personas.models import Server
 PERIODS = {"day": timedelta(days=1), "week": timedelta(days=7)}
 
 
+# Turns that got no answer (``usage.got_no_answer``) are left out of every figure.
+ANSWERED = ~Q(error__gt="", reply_text="")
+
+
 def _figure(since: Any, aggregate: Any, output_field: Any) -> Subquery:
-    recent = PromptRecord.objects.filter(server=OuterRef("pk"), created_at__gte=since).order_by().values("server")
-    return Subquery(recent.annotate(figure=aggregate).values("figure")[:1], output_field=output_field)
+    recent = PromptRecord.objects.filter(ANSWERED, server=OuterRef("pk"), created_at__gte=since).order_by()
+    return Subquery(recent.values("server").annotate(figure=aggregate).values("figure")[:1], output_field=output_field)
 
 
 def annotate_usage(queryset: QuerySet[Server]) -> QuerySet[Server]:

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chatcontext.records.models import PromptRecord
-from chatcontext.records.usage import turn_cost, turn_tokens
+from chatcontext.records.usage import NOTHING, got_no_answer, turn_cost, turn_tokens
 from chatcontext.serialize import turn_output
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
@@ -138,7 +138,10 @@ def store_prompt_record(
         total += tokens
         items.append({**item, "token_estimate": tokens})
     turn = ctx.turn
-    counted = turn_tokens(usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(reply_text))
+    if got_no_answer(error=error, reply_text=reply_text):
+        counted = NOTHING
+    else:
+        counted = turn_tokens(usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(reply_text))
     with transaction.atomic():
         server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
         prices = server.settings

@@ -38,6 +38,15 @@ class TurnTokens:
         return MEASURED if self.measured else ESTIMATED
 
 
+NOTHING = TurnTokens(0, 0, measured=False)
+
+
+def got_no_answer(*, error: str, reply_text: str) -> bool:
+    """The turn failed before any reply (the provider refused, timed out, was unreachable, or said
+    nothing): it costs nothing, and a server's totals leave it out (``server_usage``)."""
+    return bool(error) and not reply_text
+
+
 def turn_tokens(usage: Mapping[str, Any], *, prompt_estimate: int, reply_estimate: int) -> TurnTokens:
     """The provider's ``prompt_tokens`` / ``completion_tokens`` when it reported the prompt count,
     else the estimates. A reported prompt count without a completion count keeps the reply's

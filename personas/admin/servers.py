@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from personas.admin.columns import annotate_servers, server_columns
+from personas.admin.columns import annotate_servers, server_actions, server_columns
 from personas.admin.common import ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import RecordedAdmin
@@ -233,6 +233,13 @@ class ServerAdmin(SettingsHistoryMixin, ServerScopedAdminMixin, RecordedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return self.is_superuser_session(request)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        if self.is_superuser_session(request):
+            for action in server_actions():
+                actions[action.__name__] = self.get_action(action)
+        return actions
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Server:
         server: Server = super().get_object(request, object_id, from_field)

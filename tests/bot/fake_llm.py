@@ -3,7 +3,10 @@
 Behaviour is chosen by the requested model name, so one server serves every scenario:
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
 ``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
-tools (a model without tool support). Streaming requests get SSE chunks. Every request body is kept
+tools (a model without tool support, in llama.cpp's words); ``unauthorized`` returns 401 quoting
+the request's key back as OpenAI does; ``overflow`` streams an error event (llama.cpp's context
+overflow); any other model is missing (404). Errors have the body real
+servers send (``{"error": {"message", "type", "code"}}``). Streaming requests get SSE chunks. Every request body is kept
 (``requests``), so tests read the messages, and their image parts, the server received.
 ``on_request``, when set, runs as each request arrives (what happens elsewhere while the model writes).
 
@@ -17,11 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.bot.loopback import serve_on_loopback
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 # What a hostile or broken model may answer: the server's JSON carries them as `\u0000` and `\ud800`
@@ -32,6 +38,12 @@ UNSTORABLE_ARGUMENTS = '{"user": "ann\x00", "content": "cat\\u0000 called \\ud80
 
 
 ScriptEntry = str | list[tuple[str, str]]
+MODELS = frozenset({"ok", "slow", "fail", "flaky", "notools", "unauthorized", "overflow"})
+
+
+def error_response(status: int, message: str, kind: str) -> web.Response:
+    """An error as OpenAI, llama.cpp and vLLM send one."""
+    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
 
 
 def tool_round(*calls: tuple[str, str]) -> list[tuple[str, str]]:
@@ -45,6 +57,7 @@ class FakeLLMServer:
     script: list[ScriptEntry] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)  # of each request, names lower-cased
+    peers: list[tuple[str, int]] = field(default_factory=list)  # the client address of each request
     base_url: str = ""
     release: asyncio.Event = field(default_factory=asyncio.Event)
     on_request: Callable[[], Awaitable[None]] | None = None
@@ -64,12 +77,8 @@ class FakeLLMServer:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._runner, origin = await serve_on_loopback(app)
+        self.base_url = f"{origin}/v1"
 
     async def stop(self) -> None:
         self.release.set()
@@ -82,15 +91,23 @@ class FakeLLMServer:
         if self.on_request is not None:
             await self.on_request()
         self.headers.append({name.lower(): value for name, value in request.headers.items()})
+        self.peers.append(request.transport.get_extra_info("peername") if request.transport else ("", 0))
         model = body.get("model", "ok")
         if model == "slow":
             await self.release.wait()
-            return web.json_response({"error": "released"}, status=503)
+            return error_response(503, "Loading model", "unavailable_error")
         if model == "fail" or (model == "flaky" and not self._flaky_failed):
             self._flaky_failed = True
-            return web.json_response({"error": {"message": "boom"}}, status=500)
+            return error_response(500, "llama_decode failed: out of memory", "server_error")
         if model == "notools" and body.get("tools"):
-            return web.json_response({"error": {"message": "tools are not supported"}}, status=400)
+            return error_response(400, "tools param requires --jinja flag", "invalid_request_error")
+        if model == "unauthorized":
+            key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return error_response(401, f"Incorrect API key provided: {key}.", "invalid_request_error")
+        if model == "overflow" and body.get("stream"):
+            return await self._stream_error(request, "the request exceeds the available context size")
+        if model not in MODELS:
+            return error_response(404, f"The model `{model}` does not exist", "invalid_request_error")
         entry: ScriptEntry = self.script.pop(0) if self.script else self.reply_text
         if isinstance(entry, list):
             if body.get("stream"):
@@ -152,6 +169,15 @@ class FakeLLMServer:
         await response.write_eof()
         return response
 
+    async def _stream_error(self, request: web.Request, message: str) -> web.StreamResponse:
+        """An error after the stream began: HTTP 200 and an ``error`` event, as llama.cpp sends one."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        error = {"error": {"message": message, "type": "exceed_context_size_error", "code": 400}}
+        await response.write(f"data: {json.dumps(error)}\n\n".encode())
+        await response.write_eof()
+        return response
+
     async def _stream(self, request: web.Request, model: str, text: str) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
@@ -171,3 +197,25 @@ class FakeLLMServer:
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+class ThreadedFakeLLMServer:
+    """A ``FakeLLMServer`` on its own event loop in a thread, as a real provider is to the platform:
+    an HTTP/1.1 server that keeps connections alive (aiohttp's default) while the callers' loops
+    come and go."""
+
+    def __init__(self) -> None:
+        self.server = FakeLLMServer()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-llm", daemon=True)
+
+    def __enter__(self) -> FakeLLMServer:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result()
+        return self.server
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()

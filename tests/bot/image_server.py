@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from PIL import Image
 
+from tests.bot.loopback import serve_on_loopback
+
 HUGE_BYTES = 20 * 1000 * 1000
 CHUNK = 64 * 1024
 
@@ -42,11 +44,7 @@ class ImageServer:
         app.router.add_get("/missing.png", self._missing)
         app.router.add_get("/huge-declared.png", self._huge_declared)
         app.router.add_get("/huge-chunked.png", self._huge_chunked)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.base_url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._runner, self.base_url = await serve_on_loopback(app)
 
     async def stop(self) -> None:
         if self._runner is not None:

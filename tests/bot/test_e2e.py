@@ -256,7 +256,10 @@ async def test_a_5000_character_reply_arrives_as_three_messages_with_code_fences
     assert record.reply_text == long_reply
 
 
-@pytest.mark.parametrize(("model", "error"), [("fail", "provider returned HTTP 500"), ("slow", "provider timed out")])
+@pytest.mark.parametrize(
+    ("model", "error"),
+    [("fail", "provider returned HTTP 500: llama_decode failed: out of memory"), ("slow", "provider timed out")],
+)
 async def test_provider_failure_over_http_shows_one_short_error_and_the_bot_keeps_running(
     harness, llm_server, settings, model, error
 ):

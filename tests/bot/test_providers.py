@@ -212,3 +212,34 @@ async def test_nul_and_lone_surrogates_of_the_model_are_cleaned_where_they_enter
     [call] = calls.tool_calls
     assert call.name == "remember_user_fact"
     assert json.loads(call.arguments) == {"user": "ann", "content": CLEAN_CONTENT}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_missing_model_is_one_request_and_its_error_keeps_the_providers_words(llm_server, stream):
+    with pytest.raises(ProviderError) as failed:
+        await provider(llm_server, "no-such-model").generate(ITEMS, stream=stream, tools=[REMEMBER])
+
+    # A 404 about the model is no tools refusal: nothing is asked again without the tools.
+    assert len(llm_server.requests) == 1
+    assert str(failed.value) == "provider returned HTTP 404: The model `no-such-model` does not exist"
+
+
+async def test_a_key_the_provider_quotes_back_is_not_kept(llm_server):
+    key = "sk-test-0123456789abcdef"
+    keyed = OpenAICompatProvider(
+        base_url=llm_server.base_url, api_key=key, model="unauthorized", timeout_s=5, max_reply_tokens=MAX_REPLY_TOKENS
+    )
+    with pytest.raises(ProviderError) as failed:
+        await keyed.generate(ITEMS, stream=False)
+
+    assert str(failed.value) == "provider returned HTTP 401: Incorrect API key provided: [redacted]."
+
+
+async def test_an_error_in_the_middle_of_a_stream_keeps_the_providers_words(llm_server):
+    with pytest.raises(ProviderError) as failed:
+        await provider(llm_server, "overflow").generate(ITEMS, stream=True)
+
+    assert str(failed.value) == (
+        "provider reported an error mid-stream: the request exceeds the available context size"
+    )
+    assert len(llm_server.requests) == 1  # not retried: the same prompt would overflow again

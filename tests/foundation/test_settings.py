@@ -19,11 +19,18 @@ PROBE = (
 )
 
 
-def _run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c PROBE``, or ``python *args`` when given, in a clean environment plus ``env``."""
     base = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}}
     base.update(DJANGO_SETTINGS_MODULE="botplatform.settings", TOMORI_VAR_DIR=str(tmp_path), **env)
     return subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=base, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, *(args or ("-c", PROBE))],
+        cwd=ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -84,3 +91,22 @@ def test_a_bad_approved_endpoint_refuses_to_start(names: str) -> None:
 
     with pytest.raises(ImproperlyConfigured):
         approved_endpoints(names)
+
+
+@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://llm.example/v1", "http://", "127.0.0.1:8080"])
+def test_an_llm_base_url_that_is_not_http_is_refused_in_one_line_naming_it(tmp_path: Path, url: str) -> None:
+    result = _run(tmp_path, "manage.py", "check", LLM_BASE_URL=url)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "Configuration error: LLM_BASE_URL is not an http(s) URL (e.g. http://127.0.0.1:8080/v1)"
+    ]
+
+
+def test_an_approved_endpoint_url_must_be_http_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from django.core.exceptions import ImproperlyConfigured
+
+    from botplatform.settings import approved_endpoints
+
+    monkeypatch.setenv("LLM_ENDPOINT_LOCAL_BASE_URL", "127.0.0.1:11434/v1")
+    with pytest.raises(ImproperlyConfigured, match="LLM_ENDPOINT_LOCAL_BASE_URL is not an http"):
+        approved_endpoints("local")

@@ -130,6 +130,26 @@ def test_the_server_list_shows_turns_tokens_and_cost_of_the_last_day_and_week(wo
     assert "no turns" in _changelist(world, "bob")  # server B's only record is nine days old
 
 
+def test_a_turn_that_got_no_answer_costs_nothing_and_is_no_turn_of_the_server(world: World) -> None:
+    answered = _measured_record(world)
+    PromptRecord.objects.filter(server=world.server_a).exclude(pk=answered.pk).delete()
+    failed = store_prompt_record(
+        assemble_live(world.doc_a, world.server_a),
+        snapshot=world.doc_a,
+        source=PromptRecord.Source.BOT,
+        error="provider returned HTTP 404: The model `x` does not exist",
+    )
+    assert (failed.input_tokens, failed.output_tokens, failed.cost) == (0, 0, Decimal(0))
+    assert failed.token_estimate > 0  # what the prompt weighs is still shown, block by block
+    # The moderator reads what the provider said in the inspector.
+    inspected = world.client("alice").get(reverse("admin:chatcontext_promptrecord_change", args=[failed.pk]))
+    assert "provider returned HTTP 404: The model `x` does not exist" in unescape(inspected.content.decode())
+
+    html = _changelist(world, "alice")
+    tokens = answered.input_tokens + answered.output_tokens
+    assert f'<td class="field-usage_day">1 turn<br>{tokens:,} tokens<br>cost {answered.cost.normalize():f}</td>' in html
+
+
 def test_the_server_list_costs_one_query_for_its_figures_whatever_the_number_of_servers(world: World) -> None:
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from bot.conversation.providers.openai_compat import shared_client
 from bot.playground import store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from chatcontext.models import PromptRecord
@@ -137,9 +136,6 @@ def test_arbitrary_unicode_never_gives_a_5xx_nor_a_reply_without_its_record(
     assert channel is not None and storable(channel.name) and storable(channel.topic)
     remember = json.dumps({"user": "mina", "content": f"likes {reply}"})
     llm.script = [tool_round(("remember_user_fact", remember)), reply]
-    # The SDK client is kept per process and bound to the loop of its first request; each request of
-    # the test client runs on a loop of its own.
-    shared_client.cache_clear()
 
     sent = staff.post(
         reverse("playground:send_message", args=[channel.pk]), {"identity": MINA, "content": f"tomori {content}"}

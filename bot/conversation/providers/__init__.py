@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -18,7 +19,8 @@ from bot.conversation.providers.base import (
     to_chat_messages,
 )
 from bot.conversation.providers.echo import EchoProvider
-from bot.conversation.providers.openai_compat import OpenAICompatProvider
+from bot.conversation.providers.openai_compat import OpenAICompatProvider, one_line
+from chatcontext.types import ContextItem, TextPart
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "build_provider",
+    "check_connection",
     "provider_config",
     "server_endpoint",
     "to_chat_messages",
@@ -50,6 +53,15 @@ class Endpoint:
     base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
+
+    @property
+    def source(self) -> str:
+        """What the admin calls it."""
+        if self.name == "platform":
+            return "the platform's endpoint"
+        if self.name == "server":
+            return "its own endpoint"
+        return f"approved endpoint {self.name!r}"
 
     @property
     def configured(self) -> bool:
@@ -122,4 +134,29 @@ def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: fl
         model=config.model,
         timeout_s=config.timeout_s,
         max_reply_tokens=config.max_reply_tokens,
+    )
+
+
+# A connection test is one short request; it should not hold an admin page for LLM_TIMEOUT_SECONDS twice.
+CHECK_TIMEOUT_SECONDS = 15.0
+CHECK_PROMPT = (ContextItem(role="user", parts=[TextPart("Reply with the single word OK.")]),)
+
+
+@dataclass(frozen=True)
+class ConnectionCheck:
+    ok: bool
+    detail: str  # the model's answer or the failure, one bounded line without keys
+
+
+async def check_connection(config: ProviderConfig) -> ConnectionCheck:
+    """One small request to the endpoint of ``config`` (a superuser's *Test connection*)."""
+    timeout_s = min(config.timeout_s, CHECK_TIMEOUT_SECONDS)
+    provider = build_provider(dataclasses.replace(config, timeout_s=timeout_s), "Tomori")
+    try:
+        result = await provider.generate(CHECK_PROMPT, stream=False)
+    except ProviderError as exc:
+        return ConnectionCheck(ok=False, detail=str(exc))
+    answer = one_line(result.text, api_key=config.api_key) or "(an empty answer)"
+    return ConnectionCheck(
+        ok=True, detail=f"{provider.model_name or 'the default model'} answered in {result.latency_ms} ms: {answer}"
     )

@@ -3,21 +3,24 @@ llama.cpp, Ollama), with the `openai` SDK.
 
 One attempt is bounded by ``timeout_s`` end to end (a stream that stalls counts); a timeout, a
 connection failure, a 429 or a 5xx is retried exactly once, immediately. Anything else fails at
-once. Errors carry the failure kind and status only, never prompt or response text.
+once. Log lines carry the failure kind and status only, never prompt or response text; the error
+of the turn's record adds the provider's own message (``provider_message``: one bounded line,
+keys removed), which moderators read in the inspector.
 
 Tools go out as ``tools`` with ``tool_choice: auto``; the calls come back whole from a completion
 and in pieces (per ``index``: id, name, argument fragments) from a stream. A server that answers a
-request with tools by a 400/404/422 (its model has no tool support) is asked once more without
-them, and the result says so (``tools_refused``).
+request with tools by a 400/404/422 whose message is about tools (its model has no tool support)
+is asked once more without them, and the result says so (``tools_refused``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
+import re
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import openai
@@ -38,8 +41,18 @@ from chatcontext.types import ContextItem
 logger = logging.getLogger(__name__)
 
 ATTEMPTS = 2  # the first try and one retry
-# How a server without tool support answers a request that offers tools.
+# How a server without tool support answers a request that offers tools, in words about tools
+# (llama.cpp: "tools param requires --jinja flag"; vLLM: '"auto" tool choice requires
+# --enable-auto-tool-choice'; Ollama: "… does not support tools").
 TOOLS_REJECTED_STATUSES = frozenset({400, 404, 422})
+_ABOUT_TOOLS = re.compile(r"tool|function", re.IGNORECASE)
+ERROR_MESSAGE_CHARS = 300
+REDACTED = "[redacted]"
+# Key-shaped words: the usual key prefixes (OpenAI and OpenRouter sk-, Groq gsk_, Hugging Face hf_,
+# Google AIza, xAI xai-), a bearer token, and any run of 32+ letters and digits without a separator
+# (hex and base64 keys; model names have hyphens, so they stay readable).
+_KEY_LIKE = re.compile(r"(?i:bearer)\s+\S+|\b(?:sk-|gsk_|hf_|xai-|AIza)[\w*.-]+|\b[A-Za-z0-9+/]{32,}=*")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # The SDK refuses to start without a key. With none configured (local servers ignore it) it gets this
 # constant, and every request omits the Authorization header, so not even the placeholder is sent.
@@ -53,14 +66,46 @@ NO_ENVIRONMENT_HEADERS: dict[str, str | openai.Omit] = {
 }
 
 
+def provider_message(body: object, *, api_key: str = "") -> str:
+    """The provider's own words for an HTTP error (``{"error": {"message": …}}`` from OpenAI,
+    llama.cpp and vLLM, a top-level ``message`` from older vLLM, ``detail`` from FastAPI servers, or
+    a plain-text body), as one bounded line with anything that looks like a key removed: it is
+    stored in the record and shown to moderators."""
+    if isinstance(body, Mapping):
+        message = body.get("message") or body.get("detail")
+    else:
+        message = body
+    if not isinstance(message, str):
+        return ""
+    return one_line(message, api_key=api_key)
+
+
+def one_line(text: str, *, api_key: str = "") -> str:
+    """``text`` from a provider as one printable line of at most ``ERROR_MESSAGE_CHARS``, without
+    key-shaped words or ``api_key``: safe to store and to show to moderators."""
+    if api_key:
+        text = text.replace(api_key, REDACTED)
+    line = " ".join(_UNPRINTABLE.sub(" ", _KEY_LIKE.sub(REDACTED, text)).split())
+    return line if len(line) <= ERROR_MESSAGE_CHARS else line[: ERROR_MESSAGE_CHARS - 1] + "…"
+
+
 def _describe(exc: BaseException) -> str:
+    """The failure's kind and status: what a log line says."""
     if isinstance(exc, openai.APIStatusError):
         return f"provider returned HTTP {exc.status_code}"
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return "provider timed out"
     if isinstance(exc, openai.APIConnectionError):
         return "provider unreachable"
+    if isinstance(exc, openai.APIError):  # an error event in the middle of a stream (llama.cpp, vLLM)
+        return "provider reported an error mid-stream"
     return f"provider failed ({type(exc).__name__})"
+
+
+def _failure(exc: BaseException, *, api_key: str) -> str:
+    """What the turn's record says: the kind and status, and the provider's own message."""
+    message = provider_message(exc.body, api_key=api_key) if isinstance(exc, openai.APIError) else ""
+    return f"{_describe(exc)}: {message}" if message else _describe(exc)
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -70,27 +115,50 @@ def _is_retryable(exc: BaseException) -> bool:
 
 
 def _rejects_tools(exc: BaseException) -> bool:
-    return isinstance(exc, openai.APIStatusError) and exc.status_code in TOOLS_REJECTED_STATUSES
+    """A 400/404/422 is a refusal of the tools only when the provider says it is about them: a 404
+    for a missing model is no reason to ask again without tools."""
+    return (
+        isinstance(exc, openai.APIStatusError)
+        and exc.status_code in TOOLS_REJECTED_STATUSES
+        and bool(_ABOUT_TOOLS.search(provider_message(exc.body)))
+    )
 
 
 def _usage_dict(usage: Any) -> dict[str, Any]:
     return usage.model_dump(exclude_none=True) if usage is not None else {}
 
 
-@functools.lru_cache(maxsize=32)
+ClientKey = tuple[str, str, float]
+# A client's connection pool belongs to the event loop it first ran in: a keep-alive connection
+# opened there is useless (RuntimeError) in any other loop. Every loop gets its own clients, and a
+# loop's clients go with it (weak keys). Callers run in many loops: the bot's, daphne's, and a fresh
+# one for every async_to_sync / asyncio.run of a Celery task, a management command or a test.
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[ClientKey, AsyncOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
-    """One SDK client (and connection pool) per server configuration, reused across turns.
+    """One SDK client (and connection pool) per server configuration and running event loop.
 
     The SDK's own retries are off: the one retry of ``generate`` also covers stalled streams.
     """
-    return AsyncOpenAI(
-        # Explicit, or the SDK would read OPENAI_BASE_URL from the environment.
-        base_url=base_url or DEFAULT_BASE_URL,
-        api_key=api_key or PLACEHOLDER_API_KEY,
-        timeout=timeout_s,
-        max_retries=0,
-        default_headers=cast(dict[str, str], NO_ENVIRONMENT_HEADERS),
-    )
+    loop = asyncio.get_running_loop()
+    for stale in [other for other in _clients if other.is_closed()]:
+        # A closed loop can still be referenced (by a finished task, say); its pools are dead already.
+        del _clients[stale]
+    clients = _clients.setdefault(loop, {})
+    key = (base_url, api_key, timeout_s)
+    if key not in clients:
+        clients[key] = AsyncOpenAI(
+            # Explicit, or the SDK would read OPENAI_BASE_URL from the environment.
+            base_url=base_url or DEFAULT_BASE_URL,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            timeout=timeout_s,
+            max_retries=0,
+            default_headers=cast(dict[str, str], NO_ENVIRONMENT_HEADERS),
+        )
+    return clients[key]
 
 
 class OpenAICompatProvider:
@@ -100,10 +168,15 @@ class OpenAICompatProvider:
         self.model_name = model
         self.max_reply_tokens = max_reply_tokens
         self.timeout_s = timeout_s
-        self.client = shared_client(base_url, api_key, timeout_s)
+        self._client_key: ClientKey = (base_url, api_key, timeout_s)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
     supports_tools = True
+
+    @property
+    def client(self) -> AsyncOpenAI:
+        """The running loop's client: a provider may be built in one loop (or none) and used in another."""
+        return shared_client(*self._client_key)
 
     async def generate(
         self,
@@ -136,7 +209,7 @@ class OpenAICompatProvider:
                     continue
                 if attempt >= ATTEMPTS or not _is_retryable(exc):
                     logger.warning("generation failed after %d attempt(s): %s", attempt, _describe(exc))
-                    raise ProviderError(_describe(exc)) from exc
+                    raise ProviderError(_failure(exc, api_key=self._client_key[1])) from exc
                 logger.info("generation attempt %d failed (%s); retrying once", attempt, _describe(exc))
                 attempt += 1
                 continue

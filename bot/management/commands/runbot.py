@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import os
 import signal
 import threading
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from bot.liveness import serve_liveness
 
@@ -55,24 +58,40 @@ class Command(BaseCommand):
             return
         if not token:
             raise CommandError(
-                "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it."
+                "DISCORD_TOKEN is not set: create a bot at https://discord.com/developers and export it.",
+                returncode=2,
             )
         if settings.DISCORD_SHARD_IDS and not settings.DISCORD_SHARD_COUNT:
-            raise CommandError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).")
+            raise CommandError(
+                "DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the total number of shards).", returncode=2
+            )
 
-        from bot.discord.client import create_bot
+        from bot.discord.client import create_bot, startup_failure
+        from bot.discord.status import BotStatus, StatusReporter, report
 
         # Without Redis there is no beat: the bot fires its channels' reminders itself.
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
         logger.info("Language model: %s", platform_model_summary())
         if health_port:
             serve_liveness(health_port, lambda: "connected" if bot.is_ready() else "connecting")
+        StatusReporter(bot)
+        # The admin's status row is best effort: the bot starts (and says why it cannot) without it.
+        with contextlib.suppress(DatabaseError):
+            report(BotStatus.State.STARTING, pid=os.getpid(), shards={})
         # What is loaded by now (Django, the apps, discord.py, the cogs) lives as long as the process.
         # Frozen out of the collector's reach, a full collection walks only what turns allocated since:
         # ~6 ms instead of ~65 ms, once every ten turns or so (bench/run_all.py, docs/scaling.md).
         gc.freeze()
-        # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
-        bot.run(token, log_handler=None)
+        try:
+            # discord.py's own log handler is skipped: Django's LOGGING already configures the root logger.
+            bot.run(token, log_handler=None)
+        except Exception as exc:
+            line = startup_failure(exc, presences=settings.DISCORD_PRESENCE_INTENT)
+            with contextlib.suppress(DatabaseError):
+                report(BotStatus.State.FAILED, last_error=line or f"stopped by {type(exc).__name__}")
+            if line is None:
+                raise
+            raise CommandError(line, returncode=2) from None
 
     def stay_offline(self, health_port: int) -> None:
         """Up until SIGTERM or SIGINT, with nothing to do: no gateway, so no turns and no deliveries."""

@@ -2,7 +2,8 @@
 
 Runs the ASGI application (HTTP and websockets) under daphne, serves the admin's static files
 itself when DEBUG is on (no whitenoise, no collectstatic needed for a local start), and starts the
-Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set. It also posts the
+Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set, restarted with
+capped exponential backoff when it exits. It also posts the
 playground channels' reminders (``bot.playground.reminders``), and without Redis fires them itself
 every few seconds (the bot child fires the others). At start it notes the playground messages whose
 turn was cut off by a stopped process (``bot.playground.store.note_interrupted_turns``).
@@ -14,11 +15,14 @@ import logging
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.management import get_commands
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, close_old_connections
 
 from botplatform.logging_filters import mask_ids
 
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("botplatform.serve")
 
 CHILD_STOP_SECONDS = 10
+RESTART_CAP_SECONDS = 300.0
+STABLE_SECONDS = 600.0
 
 
 def access_log(protocol: Any, action: str, details: dict[str, Any]) -> None:
@@ -39,34 +45,77 @@ def access_log(protocol: Any, action: str, details: dict[str, Any]) -> None:
         logger.info("websocket %s %s", action, path)
 
 
-class BotProcess:
-    """``manage.py runbot`` as a child; its unexpected exit is logged, its planned stop is not."""
+def restart_delays(first_s: float = 1.0, cap_s: float = RESTART_CAP_SECONDS) -> Iterator[float]:
+    """Seconds to wait before each restart of the bot: doubling from ``first_s`` up to ``cap_s``."""
+    delay = first_s
+    while True:
+        yield delay
+        delay = min(delay * 2, cap_s)
 
-    def __init__(self) -> None:
+
+def note_restart(code: int, delay: float) -> None:
+    from bot.discord.status import report_restart
+
+    try:
+        report_restart(code, delay)
+    except DatabaseError:
+        logger.warning("bot status not written (database error)")
+    finally:
+        close_old_connections()  # this thread's connection, idle until the next restart
+
+
+class BotProcess:
+    """``manage.py runbot`` as a child, restarted with capped exponential backoff when it exits
+    unexpectedly (Discord unreachable, the intents not enabled yet: things an operator fixes without
+    restarting the platform). A child that ran for ``STABLE_SECONDS`` starts the backoff afresh."""
+
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        delays: Callable[[], Iterator[float]] = restart_delays,
+        on_restart: Callable[[int, float], None] | None = None,
+    ) -> None:
+        """``on_restart(exit status, delay)``: default, the admin's bot status row notes it."""
+        self.command = list(command or [sys.executable, str(settings.BASE_DIR / "manage.py"), "runbot"])
+        self.delays = delays
+        self.on_restart = on_restart or note_restart
         self.proc: subprocess.Popen[bytes] | None = None
-        self.stopping = False
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(settings.BASE_DIR / "manage.py"), "runbot"])
-        logger.info("Discord bot started (manage.py runbot, pid %s)", self.proc.pid)
-        threading.Thread(target=self._watch, name="runbot-watch", daemon=True).start()
+        self._supervisor = threading.Thread(target=self._supervise, name="runbot-supervisor", daemon=True)
+        self._supervisor.start()
 
-    def _watch(self) -> None:
-        assert self.proc is not None
-        code = self.proc.wait()
-        if not self.stopping:
-            logger.error("Discord bot exited with status %s; the web server keeps running without it", code)
+    def _supervise(self) -> None:
+        delays = self.delays()
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            self.proc = subprocess.Popen(self.command)
+            logger.info("Discord bot started (manage.py runbot, pid %s)", self.proc.pid)
+            code = self.proc.wait()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - started >= STABLE_SECONDS:
+                delays = self.delays()
+            delay = next(delays)
+            logger.error("Discord bot exited with status %s; restarting it in %g s", code, delay)
+            self.on_restart(code, delay)
+            if self._stopping.wait(delay):
+                return
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.stopping = True
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=CHILD_STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self._stopping.set()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=CHILD_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=CHILD_STOP_SECONDS)
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bot', '0003_playground_message_notes'),
+        ('bot', '0004_bot_status'),
         ('personas', '0017_personalization_versions'),
     ]
 
