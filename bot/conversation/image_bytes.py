@@ -1,0 +1,67 @@
+"""What an image from outside really is, from its bytes: the one rule for playground uploads, the
+playground's attachment view and the images sent to a vision model (Discord attachments included).
+
+A declared type (a multipart ``content_type``, an HTTP ``Content-Type``, a file name) is the sender's
+word and is never believed: a ``text/html`` page or an SVG named ``.png`` would run script when served
+inline, and garbage declared ``image/png`` would reach the model as an image. Pillow reads the header
+only (``Image.open`` decodes no pixels) and may try just the raster formats listed here, so no other
+parser (EPS through Ghostscript, say) ever sees hostile bytes. Decoded pixels are bounded by the
+``MAX_IMAGE_PIXELS`` setting, which ``bot.apps`` hands to Pillow's own decompression-bomb guard so a
+35-byte GIF declaring 65535×65535 is refused from its header, before any pixel is decoded.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image
+
+# Pillow format → the type it is served and sent as. Raster formats browsers and vision APIs take.
+ALLOWED_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
+
+
+class ImageRefused(Exception):
+    """The image is not used; the message is the short reason a record or page shows."""
+
+
+@dataclass(frozen=True)
+class InspectedImage:
+    content_type: str  # what Pillow found in the bytes
+    width: int
+    height: int
+
+
+@contextmanager
+def opened_image(source: bytes | Path) -> Iterator[tuple[Image.Image, InspectedImage]]:
+    """The image, opened (header read, nothing decoded), and what it is; raises ``ImageRefused``.
+    Anything Pillow raises inside the block — a body that does not decode — is refused too: a
+    hostile file can make a decoder raise almost any exception type."""
+    try:
+        readable = io.BytesIO(source) if isinstance(source, bytes) else source
+        with Image.open(readable, formats=tuple(ALLOWED_FORMATS)) as image:
+            inspected = InspectedImage(ALLOWED_FORMATS[str(image.format)], image.width, image.height)
+            yield image, inspected
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ImageRefused("too many pixels") from exc
+    except ImageRefused:
+        raise
+    except Exception as exc:
+        raise ImageRefused("not a PNG, JPEG, WebP or GIF image") from exc
+
+
+def inspect_image(source: bytes | Path) -> InspectedImage:
+    """The allowed type and dimensions of an image from its bytes, or ``ImageRefused`` with why not."""
+    with opened_image(source) as (_, inspected):
+        return inspected
+
+
+def configure_pillow(max_pixels: int) -> None:
+    """Pillow refuses, when it reads the header, an image of more than ``max_pixels`` (its warning
+    band between one and two times the limit becomes an error, so the bound is the setting itself)."""
+    Image.MAX_IMAGE_PIXELS = max_pixels
+    warnings.simplefilter("error", Image.DecompressionBombWarning)
