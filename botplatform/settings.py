@@ -221,6 +221,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+# How long a playground message waits for its voice transcript from a worker (with REDIS_URL) before
+# the turn goes on without it (bot.playground.service); the default leaves a short voice message time.
+PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS", "30") or 30)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
