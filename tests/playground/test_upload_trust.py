@@ -82,16 +82,18 @@ def test_a_bomb_or_garbage_upload_is_not_sent_and_the_turn_still_answers(demo, n
 
 
 class _InlineScripts(HTMLParser):
-    """Script elements a browser would run that carry their code inline (no ``src``)."""
+    """Inline code the policy would block: script elements a browser runs without a ``src``, and
+    event-handler attributes (``onchange=…``)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.found: list[dict[str, str | None]] = []
+        self.found: list[tuple[str, dict[str, str | None]]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
-        if tag == "script" and not attributes.get("src") and attributes.get("type") != "application/json":
-            self.found.append(attributes)
+        inline_script = tag == "script" and not attributes.get("src") and attributes.get("type") != "application/json"
+        if inline_script or any(name.startswith("on") for name in attributes):
+            self.found.append((tag, attributes))
 
 
 def test_every_kind_of_page_has_a_csp_without_inline_script_and_nosniff(demo, root_client):
