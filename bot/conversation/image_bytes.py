@@ -23,6 +23,8 @@ from PIL import Image
 
 # Pillow format → the type it is served and sent as. Raster formats browsers and vision APIs take.
 ALLOWED_FORMATS = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp", "GIF": "image/gif"}
+TOO_MANY_PIXELS = "too many pixels"
+NOT_AN_IMAGE = "not a readable PNG, JPEG, WebP or GIF image"
 
 
 class ImageRefused(Exception):
@@ -47,11 +49,11 @@ def opened_image(source: bytes | Path) -> Iterator[tuple[Image.Image, InspectedI
             inspected = InspectedImage(ALLOWED_FORMATS[str(image.format)], image.width, image.height)
             yield image, inspected
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise ImageRefused("too many pixels") from exc
+        raise ImageRefused(TOO_MANY_PIXELS) from exc
     except ImageRefused:
         raise
     except Exception as exc:
-        raise ImageRefused("not a PNG, JPEG, WebP or GIF image") from exc
+        raise ImageRefused(NOT_AN_IMAGE) from exc
 
 
 def inspect_image(source: bytes | Path) -> InspectedImage:

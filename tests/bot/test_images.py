@@ -12,6 +12,7 @@ import discord.ext.test as dpytest
 import pytest
 from PIL import Image
 
+from bot.conversation.image_bytes import NOT_AN_IMAGE, TOO_MANY_PIXELS
 from bot.conversation.media import (
     FetchedImage,
     HttpImageFetcher,
@@ -235,9 +236,9 @@ async def test_what_is_sent_is_what_the_bytes_are_not_what_the_source_declared()
 
     reasons = {e["filename"]: e["reason"] for e in resolved.record["not_sent"]}
     assert reasons == {
-        "bomb.png": "too many pixels",
-        "garbage.png": "not a PNG, JPEG, WebP or GIF image",
-        "big.gif": "too many pixels",
+        "bomb.png": TOO_MANY_PIXELS,
+        "garbage.png": NOT_AN_IMAGE,
+        "big.gif": TOO_MANY_PIXELS,
     }
     [sent] = resolved.record["sent"]
     assert sent["filename"] == "anim.png" and sent["content_type"] == "image/png"
@@ -245,9 +246,7 @@ async def test_what_is_sent_is_what_the_bytes_are_not_what_the_source_declared()
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize(
-    ("path", "reason"), [("bomb.gif", "too many pixels"), ("garbage.png", "not a PNG, JPEG, WebP or GIF image")]
-)
+@pytest.mark.parametrize(("path", "reason"), [("bomb.gif", TOO_MANY_PIXELS), ("garbage.png", NOT_AN_IMAGE)])
 async def test_a_bomb_or_garbage_attachment_is_not_sent_and_the_turn_still_answers(
     harness, llm_server, image_server, path, reason
 ):

@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from bot.conversation.image_bytes import NOT_AN_IMAGE, TOO_MANY_PIXELS
 from bot.playground.models import PlaygroundMessage
 from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
@@ -68,7 +69,7 @@ def test_an_upload_is_kept_and_served_as_what_its_bytes_are(demo, root_client):
 
 @pytest.mark.parametrize(
     ("name", "data", "reason"),
-    [("bomb.gif", bomb_gif_bytes(), "too many pixels"), ("fake.png", GARBAGE, "not a PNG, JPEG, WebP or GIF image")],
+    [("bomb.gif", bomb_gif_bytes(), TOO_MANY_PIXELS), ("fake.png", GARBAGE, NOT_AN_IMAGE)],
 )
 def test_a_bomb_or_garbage_upload_is_not_sent_and_the_turn_still_answers(demo, name, data, reason):
     message = post_files(demo, SimpleUploadedFile(name, data, "image/png"), vision=True)
