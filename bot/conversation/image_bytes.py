@@ -6,14 +6,14 @@ word and is never believed: a ``text/html`` page or an SVG named ``.png`` would 
 inline, and garbage declared ``image/png`` would reach the model as an image. Pillow reads the header
 only (``Image.open`` decodes no pixels) and may try just the raster formats listed here, so no other
 parser (EPS through Ghostscript, say) ever sees hostile bytes. Decoded pixels are bounded by the
-``MAX_IMAGE_PIXELS`` setting, which ``bot.apps`` hands to Pillow's own decompression-bomb guard so a
-35-byte GIF declaring 65535×65535 is refused from its header, before any pixel is decoded.
+``MAX_IMAGE_PIXELS`` setting, which ``bot.apps`` hands to Pillow (``Image.MAX_IMAGE_PIXELS``): an image
+declaring more, like a 29-byte GIF declaring 65535×65535, is refused from its header, before any pixel
+is decoded.
 """
 
 from __future__ import annotations
 
 import io
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,6 +46,9 @@ def opened_image(source: bytes | Path) -> Iterator[tuple[Image.Image, InspectedI
     try:
         readable = io.BytesIO(source) if isinstance(source, bytes) else source
         with Image.open(readable, formats=tuple(ALLOWED_FORMATS)) as image:
+            # Pillow raises only above twice its limit (it merely warns between one and two times).
+            if image.width * image.height > Image.MAX_IMAGE_PIXELS:
+                raise ImageRefused(TOO_MANY_PIXELS)
             inspected = InspectedImage(ALLOWED_FORMATS[str(image.format)], image.width, image.height)
             yield image, inspected
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -63,7 +66,6 @@ def inspect_image(source: bytes | Path) -> InspectedImage:
 
 
 def configure_pillow(max_pixels: int) -> None:
-    """Pillow refuses, when it reads the header, an image of more than ``max_pixels`` (its warning
-    band between one and two times the limit becomes an error, so the bound is the setting itself)."""
+    """The process's pixel bound: ``opened_image`` refuses more, and Pillow's own guard (for any other
+    decoding in the process) counts from it too."""
     Image.MAX_IMAGE_PIXELS = max_pixels
-    warnings.simplefilter("error", Image.DecompressionBombWarning)

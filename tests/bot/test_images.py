@@ -222,6 +222,8 @@ async def test_what_is_sent_is_what_the_bytes_are_not_what_the_source_declared()
         entry("user", "Ann: garbage", image("media_2", "https://cdn/garbage.png"), message_id="2"),
         entry("user", "Ann: big", image("media_3", "https://cdn/big.gif"), message_id="3"),
         entry("user", "Ann: anim", image("media_4", "https://cdn/anim.png"), message_id="4"),
+        # 36 M pixels: over MAX_IMAGE_PIXELS (25 M) but under twice it, where Pillow itself only warns.
+        entry("user", "Ann: band", image("media_5", "https://cdn/band.gif"), message_id="5"),
     ]
     fetcher = DictFetcher(
         {
@@ -229,16 +231,18 @@ async def test_what_is_sent_is_what_the_bytes_are_not_what_the_source_declared()
             "https://cdn/garbage.png": GARBAGE,
             "https://cdn/big.gif": bomb_gif_bytes(12000, 12000),
             "https://cdn/anim.png": animated_gif_bytes(),
+            "https://cdn/band.gif": bomb_gif_bytes(6000, 6000),
         }
     )
 
-    resolved = await resolve_images(items, ImagePolicy(accepts_images=True, max_images=4), fetcher)
+    resolved = await resolve_images(items, ImagePolicy(accepts_images=True, max_images=5), fetcher)
 
     reasons = {e["filename"]: e["reason"] for e in resolved.record["not_sent"]}
     assert reasons == {
         "bomb.png": TOO_MANY_PIXELS,
         "garbage.png": NOT_AN_IMAGE,
         "big.gif": TOO_MANY_PIXELS,
+        "band.gif": TOO_MANY_PIXELS,
     }
     [sent] = resolved.record["sent"]
     assert sent["filename"] == "anim.png" and sent["content_type"] == "image/png"
