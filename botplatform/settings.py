@@ -119,7 +119,26 @@ MIDDLEWARE = [
     "botplatform.middleware.PlainNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
+
+# Every page's Content-Security-Policy (django-csp): scripts only from this server's own files, no
+# inline script, so a stored upload or a model's reply rendered in a page can never run script in a
+# moderator's session. Inline styles stay allowed: Django's admin change list and Swagger UI set them,
+# and a style cannot run script. Images also from Discord's media servers (the inspector shows the
+# thumbnails of images sent to a model by their CDN url) and data: URLs (Swagger UI's icons).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "https://*.discordapp.com", "https://*.discordapp.net", "https://*.discord.com"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 ROOT_URLCONF = "botplatform.urls"
 WSGI_APPLICATION = "botplatform.wsgi.application"
@@ -205,6 +224,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+# How long a playground message waits for its voice transcript from a worker (with REDIS_URL) before
+# the turn goes on without it (bot.playground.service); the default leaves a short voice message time.
+PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS", "30") or 30)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -277,6 +299,9 @@ LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
 LLM_MAX_REPLY_TOKENS = max(env_int("LLM_MAX_REPLY_TOKENS", 1024), 1)
 # Time budget of one image download for a vision model (bot.conversation.media).
 MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS", "10") or 10)
+# Most pixels an image from outside may declare (bot.conversation.image_bytes): larger ones are
+# refused from their header, before any pixel is decoded (about 4 bytes of memory per pixel).
+MAX_IMAGE_PIXELS = env_int("MAX_IMAGE_PIXELS", 25_000_000)
 # Persona tools (bot.conversation.tools): model rounds with tool calls per turn before the reply is
 # asked for without tools, and how long one tool call may take.
 LLM_TOOL_MAX_ROUNDS = int(os.environ.get("LLM_TOOL_MAX_ROUNDS", "3") or 3)

@@ -7,7 +7,10 @@ fetched by the surface's ``ImageFetcher`` (Discord's CDN for the bot, the stored
 playground) within a size and a time budget, and added to their item as ``ImagePart``s (data URLs),
 which ``to_chat_messages`` sends as OpenAI ``image_url`` parts. An image that is not sent keeps the
 text hint the pipeline wrote, and the record says why. Stickers are images like any other; a GIF is
-sent as its first frame (PNG), which is what a model sees of an animation anyway.
+sent as its first frame (PNG), which is what a model sees of an animation anyway. What an image is comes
+from its bytes (``image_bytes``), never from the declared type: only an image Pillow opens, within the
+pixel bound, and decodes is sent, with the type Pillow found. Any failure of one image — a fetch, a
+decoder — makes it "not sent" with the reason; it never fails the turn.
 
 The record (``PromptRecord.images``) keeps the descriptor, size and content type of what was sent and
 never the bytes. Logs carry counts and failure kinds only.
@@ -26,15 +29,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from django.conf import settings
-from PIL import Image, UnidentifiedImageError
 
+from bot.conversation.image_bytes import ImageRefused, opened_image
 from chatcontext.types import ContextItem, ImagePart, MediaDescriptor
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)
 
-# What OpenAI-compatible vision endpoints take; a GIF becomes its first frame as PNG.
-SENDABLE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
+# OpenAI-compatible vision endpoints take PNG, JPEG and WebP; a GIF becomes its first frame as PNG.
 GIF = "image/gif"
 CHUNK_BYTES = 64 * 1024
 DISCORD_MEDIA_HOST_SUFFIXES = (".discordapp.com", ".discordapp.net", ".discord.com")
@@ -64,12 +66,14 @@ class ImagePolicy:
 @dataclass(frozen=True)
 class FetchedImage:
     data: bytes
-    content_type: str
     preview_url: str  # where a moderator's page shows it (the CDN url, the playground's upload view)
 
 
-class ImageRefused(Exception):
-    """The image is not sent; the message is the short reason the record keeps."""
+@dataclass(frozen=True)
+class SendableImage:
+    data: bytes
+    content_type: str  # what Pillow found in the bytes
+    preview_url: str
 
 
 class ImageFetcher(Protocol):
@@ -109,10 +113,9 @@ class HttpImageFetcher:
                     data += chunk
                     if len(data) > max_bytes:
                         raise ImageRefused("too large")
-                content_type = response.content_type
         except aiohttp.ClientError as exc:
             raise ImageRefused(f"unreachable ({type(exc).__name__})") from exc
-        return FetchedImage(bytes(data), content_type, url)
+        return FetchedImage(bytes(data), url)
 
 
 @dataclass
@@ -142,24 +145,20 @@ def _entry(candidate: _Candidate, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _sendable(fetched: FetchedImage) -> FetchedImage:
-    """The image as the model takes it: a GIF as its first frame; other types refused."""
-    content_type = fetched.content_type.split(";")[0].strip().lower()
-    if content_type in SENDABLE_TYPES:
-        return replace(fetched, content_type=content_type)
-    if content_type != GIF:
-        raise ImageRefused(f"unsupported type {content_type or 'unknown'}")
-    try:
-        with Image.open(io.BytesIO(fetched.data)) as gif:
-            gif.seek(0)
-            out = io.BytesIO()
-            gif.convert("RGBA").save(out, format="PNG")
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise ImageRefused("unreadable GIF") from exc
-    return replace(fetched, data=out.getvalue(), content_type="image/png")
+def _sendable(fetched: FetchedImage) -> SendableImage:
+    """The image as the model takes it, decoded once here so a body the model's server could not read
+    is refused now (the pixels are bounded, ``image_bytes``): a GIF as its first frame in PNG."""
+    with opened_image(fetched.data) as (image, inspected):
+        if inspected.content_type != GIF:
+            image.load()
+            return SendableImage(fetched.data, inspected.content_type, fetched.preview_url)
+        image.seek(0)
+        out = io.BytesIO()
+        image.convert("RGBA").save(out, format="PNG")
+    return SendableImage(out.getvalue(), "image/png", fetched.preview_url)
 
 
-async def _fetch(fetcher: ImageFetcher, candidate: _Candidate, policy: ImagePolicy) -> FetchedImage:
+async def _fetch(fetcher: ImageFetcher, candidate: _Candidate, policy: ImagePolicy) -> SendableImage:
     descriptor = candidate.descriptor
     urls = [u for u in dict.fromkeys([descriptor.uri, descriptor.fallback_uri or ""]) if u]
     if not urls:
@@ -168,7 +167,8 @@ async def _fetch(fetcher: ImageFetcher, candidate: _Candidate, policy: ImagePoli
     for url in urls:  # the proxy url first, then the original (BC7-05)
         try:
             async with asyncio.timeout(policy.timeout_s):
-                return _sendable(await fetcher.fetch(url, max_bytes=policy.max_bytes))
+                fetched = await fetcher.fetch(url, max_bytes=policy.max_bytes)
+            return await asyncio.to_thread(_sendable, fetched)
         except TimeoutError:
             refusal = ImageRefused("timed out")
         except ImageRefused as exc:
@@ -219,6 +219,10 @@ async def resolve_images(
     for candidate, outcome in zip(chosen, outcomes, strict=True):
         if isinstance(outcome, ImageRefused):
             not_sent.append(_entry(candidate, reason=str(outcome)))
+            continue
+        if isinstance(outcome, Exception):  # one image's failure is never the turn's
+            logger.warning("image not sent: %s", type(outcome).__name__)
+            not_sent.append(_entry(candidate, reason=f"failed ({type(outcome).__name__})"))
             continue
         if isinstance(outcome, BaseException):
             raise outcome

@@ -7,7 +7,6 @@ Pages show the image through the playground's attachment view.
 
 from __future__ import annotations
 
-import mimetypes
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -45,6 +44,5 @@ class UploadImageFetcher:
     async def fetch(self, url: str, *, max_bytes: int) -> FetchedImage:
         path, message_id, attachment_id = stored_upload(url)
         data = await sync_to_async(_read)(path, max_bytes)
-        content_type = mimetypes.guess_type(path.name)[0] or ""
         preview = reverse("playground:attachment", args=[message_id, attachment_id])
-        return FetchedImage(data, content_type, preview)
+        return FetchedImage(data, preview)

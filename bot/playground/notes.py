@@ -12,6 +12,8 @@ QUEUE_FULL = "queue_full"
 SERVER_RESTARTED = "server_restarted"
 # The author's audio is never sent to speech-to-text (BC11-03); not a failure of the transcriber.
 PRIVACY_FULL_AUDIO = "privacy_full"
+# With a broker, no worker answered within PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS.
+NO_WORKER = "no_worker"
 
 SKIP_NOTES = {
     Skip.NOT_TRIGGERED: "No persona was addressed: mention the bot, reply to a persona or use a trigger word.",
@@ -36,6 +38,8 @@ TRANSCRIPTION_NOTES = {
     FailureReason.UNDECODABLE: "Not transcribed: the file could not be decoded as audio.",
     FailureReason.NO_SPEECH: "Not transcribed: no speech was heard in it.",
     FailureReason.TIMEOUT: "Not transcribed: speech-to-text took too long.",
+    NO_WORKER: "Not transcribed in time: no speech-to-text worker answered (is `celery -A botplatform worker` "
+    "running?), so the reply was written without the transcript.",
 }
 
 

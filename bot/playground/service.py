@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from celery.exceptions import TimeoutError as ResultTimeout
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from bot.conversation.admission import Admission, TriggerSignals, admit_message, screen
@@ -36,19 +38,17 @@ from bot.conversation.state import ServerState, audio_to_transcribe, load_server
 from bot.playground import live, store
 from bot.playground.images import UploadImageFetcher
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
-from bot.playground.notes import PRIVACY_FULL_AUDIO, QUEUE_FULL
+from bot.playground.notes import NO_WORKER, PRIVACY_FULL_AUDIO, QUEUE_FULL
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import PromptRecord
 from chatcontext.simplify.media import is_audio_attachment
 from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
 from chatcontext.voice.cache import TranscriptCache, shared_cache
-from chatcontext.voice.tasks import SOFT_TIME_LIMIT_SECONDS, TranscriptionOutcome, transcribe_voice_attachment
+from chatcontext.voice.tasks import TranscriptionOutcome, transcribe_voice_attachment
 from personas import models as m
 
 logger = logging.getLogger(__name__)
-
-TRANSCRIPTION_WAIT_S = SOFT_TIME_LIMIT_SECONDS + 30
 
 
 def mentions_user(content: str, user_id: str) -> bool:
@@ -187,11 +187,19 @@ def _voice_task(row: PlaygroundMessage) -> Any:
 
 async def transcribe_before_turn(row: PlaygroundMessage) -> TranscriptionOutcome | None:
     """BC11-01/02: the transcript is in the cache before the turn reads the channel. With a broker
-    the wait happens off the database thread."""
+    the wait happens off the database thread, and is bounded: when no worker answers in
+    ``PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS`` the turn goes on without the transcript and the page says
+    why (the task stays queued; a worker that starts later still fills the cache for later turns)."""
     task = await db(_voice_task)(row)
     if task is None:
         return None
-    outcome = await sync_to_async(task.get, thread_sensitive=False)(timeout=TRANSCRIPTION_WAIT_S)
+    try:
+        outcome = await sync_to_async(task.get, thread_sensitive=False)(
+            timeout=settings.PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS
+        )
+    except ResultTimeout:
+        logger.warning("playground: no transcript (%s)", NO_WORKER)
+        return TranscriptionOutcome("failed", row.disc_id, failure=NO_WORKER)
     return TranscriptionOutcome(**outcome)
 
 

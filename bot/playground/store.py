@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Case, F, Value, When
 from django.utils.text import get_valid_filename
 
+from bot.conversation.image_bytes import ImageRefused, inspect_image
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
 from bot.playground.notes import SERVER_RESTARTED
 from chatcontext.storable import storable_text
@@ -142,6 +143,19 @@ def create_channel(
     )
 
 
+def _stored_type(upload: UploadedFile) -> str | None:
+    """The type kept with an upload: an image's from its bytes (``image_bytes``). Of anything else the
+    uploader's word is kept only when it says audio or video, the pipeline's hint for speech-to-text and
+    media notes; serving never trusts it (``views.attachment`` reads the bytes again)."""
+    data = upload.read()
+    upload.seek(0)
+    try:
+        return inspect_image(data).content_type
+    except ImageRefused:
+        declared = storable_text(upload.content_type or "").lower()
+        return declared if declared.startswith(("audio/", "video/")) else None
+
+
 def _save_uploads(
     message_id: str, uploads: Sequence[UploadedFile], attachment_ids: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -149,12 +163,13 @@ def _save_uploads(
     stored = []
     for upload, attachment_id in zip(uploads, attachment_ids, strict=True):
         name = get_valid_filename(Path(upload.name or "file").name) or "file"
+        content_type = _stored_type(upload)
         path = storage.save(f"{message_id}/{attachment_id}-{name}", upload)
         stored.append(
             {
                 "id": attachment_id,
                 "name": name,
-                "content_type": storable_text(upload.content_type or "") or None,
+                "content_type": content_type,
                 "size": int(upload.size or 0),
                 "path": path,
             }

@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from bot.conversation.image_bytes import ImageRefused, inspect_image
 from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import build_provider, provider_config
 from bot.playground import live, store
@@ -279,6 +280,10 @@ def attachment(request: HttpRequest, message_id: str, attachment_id: str) -> Htt
     path = store.attachment_path(stored)
     if not path.is_file():
         raise Http404
-    return FileResponse(
-        path.open("rb"), filename=stored["name"], content_type=stored.get("content_type") or None, as_attachment=False
-    )
+    # Shown inline only as what its bytes are, an allowed raster image; anything else (an HTML page, an
+    # SVG, whatever the uploader declared) is a download the browser never renders on this origin.
+    try:
+        content_type, inline = inspect_image(path).content_type, True
+    except ImageRefused:
+        content_type, inline = "application/octet-stream", False
+    return FileResponse(path.open("rb"), filename=stored["name"], content_type=content_type, as_attachment=not inline)

@@ -9,18 +9,28 @@ Idempotent: a live cache entry for the message short-circuits before any downloa
 and the write is an upsert on the message id, so a task delivered twice (``acks_late`` redelivery)
 leaves one transcript. Failures (too large, unreachable, corrupt, silent, timeout) return a
 ``failed`` outcome with a reason code, are logged without ids or text, and store nothing.
+
+Without a broker (the embedded default, no ``REDIS_URL``: Celery runs tasks eagerly, in the caller)
+``enqueue_transcription`` hands the work to this process's one speech-to-text thread instead
+(``LocalTranscriptions``), as reminders get an in-process scheduler: the caller — the bot's event loop
+or database thread — never runs Whisper, and at most ``LOCAL_TRANSCRIPTION_QUEUE`` voice messages wait;
+more are not transcribed (logged), so a burst cannot pile up memory or hours of work.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Literal
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import close_old_connections, transaction
 
 from chatcontext.voice.cache import TranscriptCache, shared_cache
 from chatcontext.voice.fetch import DEFAULT_MAX_BYTES, fetch_audio
@@ -95,6 +105,41 @@ def transcribe_voice_attachment(message_disc_id: str, attachment_id: str, url_or
         return TranscriptionOutcome("failed", message_disc_id, failure=str(FailureReason.TIMEOUT)).as_dict()
 
 
+class LocalTranscriptions:
+    """Transcriptions on one thread of this process, at most ``limit`` waiting or running."""
+
+    def __init__(self, limit: int) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speech-to-text")
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def submit(self, message_disc_id: str, attachment_id: str, url_or_path: str) -> Future[TranscriptionOutcome] | None:
+        """The transcription's future, or None when ``limit`` are already waiting (not transcribed)."""
+        if not self._slots.acquire(blocking=False):
+            logger.warning("voice: no transcript (in-process queue full)")
+            return None
+        return self._executor.submit(self._run, message_disc_id, attachment_id, url_or_path)
+
+    def _run(self, message_disc_id: str, attachment_id: str, url_or_path: str) -> TranscriptionOutcome:
+        try:
+            return transcribe_attachment(message_disc_id, attachment_id, url_or_path)
+        except Exception as exc:  # nobody awaits this future: the log is the only trace
+            logger.warning("voice: no transcript (%s)", type(exc).__name__)
+            raise
+        finally:
+            close_old_connections()  # this thread outlives requests: its connection must not go stale
+            self._slots.release()
+
+
+LOCAL_TRANSCRIPTION_QUEUE = 8
+local_transcriptions = LocalTranscriptions(LOCAL_TRANSCRIPTION_QUEUE)
+
+
 def enqueue_transcription(message_disc_id: str, attachment_id: str, url_or_path: str) -> None:
-    """Queue a transcription once the surrounding transaction (if any) commits."""
-    transcribe_voice_attachment.delay_on_commit(message_disc_id, attachment_id, url_or_path)
+    """Queue a transcription once the surrounding transaction (if any) commits: on the broker, or,
+    without one, on this process's speech-to-text thread."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(
+            functools.partial(local_transcriptions.submit, message_disc_id, attachment_id, url_or_path)
+        )
+    else:
+        transcribe_voice_attachment.delay_on_commit(message_disc_id, attachment_id, url_or_path)

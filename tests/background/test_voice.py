@@ -6,21 +6,30 @@ import functools
 import http.server
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
 from chatcontext.models import VoiceTranscript
+from chatcontext.voice import tasks
 from chatcontext.voice.cache import DatabaseTranscriptCache
-from chatcontext.voice.tasks import enqueue_transcription, transcribe_attachment, transcribe_voice_attachment
+from chatcontext.voice.tasks import (
+    LocalTranscriptions,
+    enqueue_transcription,
+    transcribe_attachment,
+    transcribe_voice_attachment,
+)
 from chatcontext.voice.transcribe import WhisperTranscriber
 from tests.background.conftest import NOW, SENTENCE, SpeechFiles, word_error_rate
 
 pytestmark = pytest.mark.slow
 
 MAX_WER = 0.3
+UNIT_WAIT_SECONDS = 120  # a bound on a hang, not a timing assertion
 
 
 @pytest.fixture(scope="module")
@@ -187,13 +196,44 @@ def test_model_directory_is_the_bundled_package_and_never_the_hub(transcriber):
     assert os.environ["HF_HUB_OFFLINE"] == "1"
 
 
-def test_enqueue_inside_a_transaction_waits_for_the_commit(
-    db, speech_files, transcriber, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        enqueue_transcription("700000000000000014", "800000000000000014", str(speech_files.wav))
-        assert not VoiceTranscript.objects.filter(message_disc_id="700000000000000014").exists()
+def test_enqueue_inside_a_transaction_waits_for_the_commit(transactional_db, speech_files, transcriber, monkeypatch):
+    submitted: list[Future[tasks.TranscriptionOutcome] | None] = []
+    submit = tasks.local_transcriptions.submit
+    monkeypatch.setattr(tasks.local_transcriptions, "submit", lambda *args: submitted.append(submit(*args)))
 
-    assert len(callbacks) == 1
-    callbacks[0]()  # the commit happens: the (eager) task runs
+    with transaction.atomic():
+        enqueue_transcription("700000000000000014", "800000000000000014", str(speech_files.wav))
+        assert submitted == []
+
+    # The commit happened: without a broker the transcription runs on the in-process speech-to-text thread.
+    [future] = submitted
+    assert future is not None and future.result(UNIT_WAIT_SECONDS).status == "transcribed"
     assert VoiceTranscript.objects.filter(message_disc_id="700000000000000014").exists()
+
+
+def test_the_thread_takes_at_most_its_limit_and_drops_the_rest(transactional_db, monkeypatch):
+    """While one transcription runs (held by a gate), the queue fills to its limit and the next is
+    refused at once; the caller's thread never runs one."""
+    started, gate = threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    def held(message_disc_id: str, attachment_id: str, url_or_path: str) -> tasks.TranscriptionOutcome:
+        threads.append(threading.current_thread().name)
+        started.set()
+        gate.wait(UNIT_WAIT_SECONDS)
+        return tasks.TranscriptionOutcome("failed", message_disc_id, failure="no_speech")
+
+    monkeypatch.setattr(tasks, "transcribe_attachment", held)
+    local = LocalTranscriptions(limit=2)
+
+    first = local.submit("1", "1", "a.ogg")
+    assert first is not None and started.wait(UNIT_WAIT_SECONDS)
+    second = local.submit("2", "2", "b.ogg")
+    assert second is not None
+    assert local.submit("3", "3", "c.ogg") is None  # the limit: one running, one waiting
+    gate.set()
+    assert [f.result(UNIT_WAIT_SECONDS).message_disc_id for f in (first, second)] == ["1", "2"]
+    fourth = local.submit("4", "4", "d.ogg")  # the slots come back
+    assert fourth is not None and fourth.result(UNIT_WAIT_SECONDS).message_disc_id == "4"
+    assert threading.current_thread().name not in threads
+    assert all(name.startswith("speech-to-text") for name in threads)

@@ -82,11 +82,10 @@ async def harness(request, transactional_db, newest_first_history, offline_llm, 
         return RecordingProvider(build_provider(config, persona_name), prompts)
 
     bot = UnshardedTomoriBot(
-        **getattr(request, "param", {}),
+        **{"transcripts": MemoryTranscriptCache(), **getattr(request, "param", {})},
         sync_commands=False,
         provider_factory=provider_factory,
         webhooks=webhooks,
-        transcripts=MemoryTranscriptCache(),
         # The tests' "CDN" is a local server (tests/bot/image_server.py); nothing reaches the internet.
         image_fetcher=HttpImageFetcher(allow=lambda url: url.startswith("http://127.0.0.1:")),
     )
@@ -119,3 +118,7 @@ async def image_server():
     await server.start()
     yield server
     await server.stop()
+
+
+# The speech fixtures of the background tests: espeak-ng speech files and the one Whisper model.
+from tests.background.conftest import speech_files, transcriber  # noqa: E402, F401

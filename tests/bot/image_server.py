@@ -1,7 +1,8 @@
 """A local HTTP server standing in for Discord's CDN in the image tests (the tests never reach the
 internet). ``/small.png`` and ``/anim.gif`` are real images; ``/huge-declared.png`` declares 20 MB,
-``/huge-chunked.png`` sends 20 MB without declaring its length. ``served`` counts the bytes each path
-managed to write before the client hung up."""
+``/huge-chunked.png`` sends 20 MB without declaring its length; ``/bomb.gif`` is a decompression bomb
+(``bomb_gif_bytes``) and ``/garbage.png`` bytes no decoder reads, both served as the image they claim.
+``served`` counts the bytes each path managed to write before the client hung up."""
 
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ def animated_gif_bytes() -> bytes:
     return out.getvalue()
 
 
+def bomb_gif_bytes(width: int = 65535, height: int = 65535) -> bytes:
+    """A 29-byte GIF whose header declares ``width`` × ``height`` pixels (65535² would take 17 GB as
+    RGBA): a screen and an image descriptor of that size, one empty LZW block, the trailer."""
+    size = width.to_bytes(2, "little") + height.to_bytes(2, "little")
+    return b"GIF89a" + size + b"\x00\x00\x00" + b"\x2c\x00\x00\x00\x00" + size + b"\x00\x02\x02\x4c\x01\x00\x3b"
+
+
+GARBAGE = b"\x89PNG not really" + bytes(range(256))
+
+
 @dataclass
 class ImageServer:
     base_url: str = ""
@@ -42,6 +53,8 @@ class ImageServer:
         app.router.add_get("/small.png", self._small)
         app.router.add_get("/anim.gif", self._gif)
         app.router.add_get("/missing.png", self._missing)
+        app.router.add_get("/bomb.gif", self._bomb)
+        app.router.add_get("/garbage.png", self._garbage)
         app.router.add_get("/huge-declared.png", self._huge_declared)
         app.router.add_get("/huge-chunked.png", self._huge_chunked)
         self._runner, self.base_url = await serve_on_loopback(app)
@@ -58,6 +71,12 @@ class ImageServer:
 
     async def _gif(self, request: web.Request) -> web.Response:
         return web.Response(body=animated_gif_bytes(), content_type="image/gif")
+
+    async def _bomb(self, request: web.Request) -> web.Response:
+        return web.Response(body=bomb_gif_bytes(), content_type="image/gif")
+
+    async def _garbage(self, request: web.Request) -> web.Response:
+        return web.Response(body=GARBAGE, content_type="image/png")
 
     async def _missing(self, request: web.Request) -> web.Response:
         return web.Response(status=404)

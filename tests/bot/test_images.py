@@ -12,6 +12,7 @@ import discord.ext.test as dpytest
 import pytest
 from PIL import Image
 
+from bot.conversation.image_bytes import NOT_AN_IMAGE, TOO_MANY_PIXELS
 from bot.conversation.media import (
     FetchedImage,
     HttpImageFetcher,
@@ -25,7 +26,7 @@ from chatcontext.models import PromptRecord
 from chatcontext.types import ContextItem, ImagePart, MediaDescriptor, TextPart
 from personas import models as m
 from tests.bot.fakes import run_db, setup_server
-from tests.bot.image_server import HUGE_BYTES, png_bytes
+from tests.bot.image_server import GARBAGE, HUGE_BYTES, animated_gif_bytes, bomb_gif_bytes, png_bytes
 
 VISION = ImagePolicy(accepts_images=True, max_images=2, max_bytes=64 * 1024, timeout_s=5.0)
 LOCAL = HttpImageFetcher(allow=lambda url: url.startswith("http://127.0.0.1:"))
@@ -62,7 +63,7 @@ class DictFetcher:
         self.asked.append(url)
         if url not in self.images:
             raise ImageRefused("HTTP 404")
-        return FetchedImage(self.images[url], "image/png", url)
+        return FetchedImage(self.images[url], url)
 
 
 def image_parts(item: ContextItem) -> list[ImagePart]:
@@ -149,13 +150,12 @@ async def test_a_fetch_over_the_time_budget_is_not_sent():
 
 
 async def test_a_gif_is_sent_as_its_first_frame(image_server):
-    fetched = await LOCAL.fetch(image_server.url("anim.gif"), max_bytes=VISION.max_bytes)
     items = [entry("user", "Ann: funny", image("media_1", image_server.url("anim.gif")))]
 
     resolved = await resolve_images(items, VISION, LOCAL)
 
     [part] = image_parts(resolved.items[0])
-    assert fetched.content_type == "image/gif" and part.mime_type == "image/png"
+    assert part.mime_type == "image/png"
     frame = Image.open(io.BytesIO(base64.b64decode(part.uri.split(",", 1)[1])))
     assert frame.format == "PNG" and frame.convert("RGB").getpixel((0, 0)) == (0, 0, 255)  # the first, blue frame
 
@@ -212,3 +212,63 @@ async def test_the_model_server_receives_image_url_parts_only_for_a_vision_serve
         assert "Media ID: media_1" in user_message["content"]  # the text hint stays
         [not_sent] = record.images["not_sent"]
         assert not_sent["reason"] == "the server's model does not accept images"
+
+
+async def test_what_is_sent_is_what_the_bytes_are_not_what_the_source_declared():
+    """Issue 26 items 2 and 16: a decompression bomb, garbage and a GIF declared ``image/png`` (the
+    ``DictFetcher`` declares nothing: the type comes from the bytes)."""
+    items = [
+        entry("user", "Ann: bomb", image("media_1", "https://cdn/bomb.png"), message_id="1"),
+        entry("user", "Ann: garbage", image("media_2", "https://cdn/garbage.png"), message_id="2"),
+        entry("user", "Ann: big", image("media_3", "https://cdn/big.gif"), message_id="3"),
+        entry("user", "Ann: anim", image("media_4", "https://cdn/anim.png"), message_id="4"),
+        # 36 M pixels: over MAX_IMAGE_PIXELS (25 M) but under twice it, where Pillow itself only warns.
+        entry("user", "Ann: band", image("media_5", "https://cdn/band.gif"), message_id="5"),
+    ]
+    fetcher = DictFetcher(
+        {
+            "https://cdn/bomb.png": bomb_gif_bytes(),
+            "https://cdn/garbage.png": GARBAGE,
+            "https://cdn/big.gif": bomb_gif_bytes(12000, 12000),
+            "https://cdn/anim.png": animated_gif_bytes(),
+            "https://cdn/band.gif": bomb_gif_bytes(6000, 6000),
+        }
+    )
+
+    resolved = await resolve_images(items, ImagePolicy(accepts_images=True, max_images=5), fetcher)
+
+    reasons = {e["filename"]: e["reason"] for e in resolved.record["not_sent"]}
+    assert reasons == {
+        "bomb.png": TOO_MANY_PIXELS,
+        "garbage.png": NOT_AN_IMAGE,
+        "big.gif": TOO_MANY_PIXELS,
+        "band.gif": TOO_MANY_PIXELS,
+    }
+    [sent] = resolved.record["sent"]
+    assert sent["filename"] == "anim.png" and sent["content_type"] == "image/png"
+    assert [p.mime_type for p in image_parts(resolved.items[3])] == ["image/png"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("path", "reason"), [("bomb.gif", TOO_MANY_PIXELS), ("garbage.png", NOT_AN_IMAGE)])
+async def test_a_bomb_or_garbage_attachment_is_not_sent_and_the_turn_still_answers(
+    harness, llm_server, image_server, path, reason
+):
+    """Issue 26 items 2 and 16 on Discord: the 29-byte GIF declaring 65535×65535 made the turn fail
+    with no record and no notice; garbage declared ``image/png`` went to the model as a PNG."""
+
+    def configure() -> None:
+        setup_server(harness.guild)
+        m.ServerSettings.objects.filter(server__server_disc_id=str(harness.guild.id)).update(
+            llm_provider="openai", llm_base_url=llm_server.base_url, llm_model="ok", model_accepts_images=True
+        )
+
+    await run_db(configure)
+
+    await dpytest.message("tomori, look", member=harness.member(0), attachments=[image_server.url(path)])
+
+    [record] = [r async for r in PromptRecord.objects.all()]
+    assert not record.error and len(llm_server.requests) == 1 and llm_server.image_urls() == []
+    [not_sent] = record.images["not_sent"]
+    assert not_sent["filename"] == path and not_sent["reason"] == reason
+    assert not dpytest.sent_queue.empty()  # the persona answered

@@ -38,6 +38,7 @@ from chatcontext.types import ContextItem
 from personas import actions
 from personas.models import DiscordUser, Persona, PrivacyLevel, Reminder, ServerEmoji
 from tests.actors import TEST_ACTOR
+from tests.bot.image_server import png_bytes
 from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, OKABE, REI, SORA, Demo
 
 SECRET = "my new address is 4 Harbor Lane"
@@ -229,7 +230,7 @@ def test_the_records_snapshot_replays_to_the_same_prompt(demo):
     Persona.objects.filter(server=demo.server).update(sample_dialogue=[])
     Reminder.objects.filter(server=demo.server).delete()
     jun_said = post(
-        demo, JUN, "look what I found", attachments=[SimpleUploadedFile("owl.png", b"\x89PNG", "image/png")]
+        demo, JUN, "look what I found", attachments=[SimpleUploadedFile("owl.png", png_bytes(), "image/png")]
     )
     store.toggle_reaction(jun_said.message, "🦉", SORA)
     store.toggle_reaction(jun_said.message, "🦉", MINA)

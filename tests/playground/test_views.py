@@ -18,6 +18,7 @@ from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
 from personas.models import Server, ServerModerator
+from tests.bot.image_server import png_bytes
 from tests.playground.conftest import BOT, MINA, NOW_MS, REI, Demo
 
 pytestmark = pytest.mark.django_db
@@ -48,7 +49,7 @@ def people(demo: Demo) -> People:
     User.objects.create_superuser("root", password="pw")
     ServerModerator.objects.create(server=demo.server, user=alice)
     ServerModerator.objects.create(server=other, user=bob)
-    photo = SimpleUploadedFile("owl.png", b"\x89PNG-owl", "image/png")
+    photo = SimpleUploadedFile("owl.png", png_bytes(), "image/png")
     [record] = send_playground_message(demo.channel, MINA, f"{demo.mention()} look", attachments=[photo])
     message = PlaygroundMessage.objects.get(disc_id=record.trigger_message_disc_id)
     return People(demo=demo, other=other, other_channel=other_channel, record=record, message=message)
@@ -173,13 +174,13 @@ def test_reactions_toggle_for_the_chosen_identity(people):
     assert added["reactions"] == [{"emoji": "🦉", "users": [REI]}] and removed["reactions"] == []
 
 
-def test_an_attachment_is_served_with_its_type(people):
+def test_an_image_attachment_is_served_inline_as_the_type_of_its_bytes(people):
     [attachment] = people.message.attachments
     url = reverse("playground:attachment", args=[people.message.disc_id, attachment["id"]])
 
     response = people.client("alice").get(url)
 
-    assert response["Content-Type"] == "image/png" and b"".join(response.streaming_content) == b"\x89PNG-owl"
+    assert response["Content-Type"] == "image/png" and b"".join(response.streaming_content) == png_bytes()
     assert people.client("alice").get(url.replace(attachment["id"], "1")).status_code == 404
 
 

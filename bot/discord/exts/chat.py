@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import discord
 from channels.db import database_sync_to_async
 from discord.ext import commands
-from django.conf import settings
 
 from bot.conversation.admission import TriggerSignals, admit_message, persona_for_webhook_name, screen
 from bot.conversation.db import closing_stale_connections
@@ -74,8 +73,7 @@ class ChatCog(commands.Cog):
         incoming = to_discord_message(message)
         if screen(incoming, str(bot_user.id)) is not None:
             return
-        # With an in-process (eager) Celery, speech-to-text would run on the bot's database thread.
-        if incoming.attachments and not settings.CELERY_TASK_ALWAYS_EAGER:
+        if incoming.attachments:
             await database_sync_to_async(enqueue_voice_transcription)(incoming)
         state = await self.server_state(message)
         signals = TriggerSignals(
