@@ -1,7 +1,8 @@
 """Rows the records-list browser test adds to the demo (``manage.py shell -c``, before serving): four
 turns of the demo server. Two of Tomori in #lounge triggered by Mina, a failed one of Pip in #garden
 triggered by Rei (privacy FULL: the history left her message out, only the raw snapshot holds it), and
-a newer one of Tomori in #garden with a long reply."""
+a newer one of Tomori in #garden with a long reply. And a playground channel with a topic, for the
+playground's page on a phone."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from bot.playground import store
 from chatcontext.models import PromptRecord
 from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import Persona, Server
@@ -83,3 +85,4 @@ def run() -> None:
         output_tokens=0,
     )
     _record(tomori, "garden", 10, ("1180000000000000004", mina, "Tell me everything."), reply_text=LONG_REPLY)
+    store.create_channel(demo, "late-night-study-lounge", topic="Quiet study and chemistry questions", now_ms=0)

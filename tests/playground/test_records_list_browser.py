@@ -22,6 +22,7 @@ from tests.playground.test_browser import ARTIFACTS, run_in_chromium
 pytestmark = pytest.mark.slow
 
 WINDOW_WIDTH = 1280
+PHONE_WIDTH = 390
 
 
 def test_the_records_list_shows_previews_and_numbers_filters_and_compares_any_two_turns(tmp_path: Path) -> None:
@@ -72,6 +73,14 @@ def test_the_records_list_shows_previews_and_numbers_filters_and_compares_any_tw
     assert "?against=" in result["compareUrl"]
     assert result["diffHeading"].startswith("Changes from prompt record")
     assert "-Mina: Good evening!" in result["diffLines"] and f"+Mina: {MINA_TRIGGER}" in result["diffLines"]
+    # Issue 32 item 8: "View site" opens the playground, which fits a phone and starts as a MINIMAL member;
+    # /favicon.ico is served (a 404 would be in failedResponses).
+    assert result["viewSiteHref"] == "/playground/"
+    assert result["phoneWidth"] <= PHONE_WIDTH, result["phoneWidth"]
+    assert result["phoneSpeaker"].endswith("privacy MINIMAL")
+    assert any(label.startswith("Topic") for label in result["phoneLabels"])
+    assert "Message as the speaker above" in result["phoneLabels"]
+    assert result["favicon"] == 200
     assert result["pageErrors"] == [] and result["failedResponses"] == []
     for path in result["screenshots"]:
         assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -4,7 +4,8 @@
 //
 // The superuser opens the prompt records: what each column shows and where it ends, the failed-turn
 // and channel filters, then picks two turns and compares them with the "Compare the two selected"
-// action; finally measures the users, memories and servers lists. Screenshots go to ARTIFACTS.
+// action; measures the users, memories and servers lists; then opens the playground on a 390 px phone
+// screen. Screenshots go to ARTIFACTS.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -20,6 +21,7 @@ const config = {
 };
 const TIMEOUT_MS = 60_000;
 const WIDTH = 1280;
+const PHONE_WIDTH = 390;
 const RECORDS = "/admin/chatcontext/promptrecord/";
 const LISTS = { users: "/admin/personas/discorduser/", memories: "/admin/personas/personalmemory/", servers: "/admin/personas/server/" };
 
@@ -86,6 +88,8 @@ async function main() {
     await page.fill("#id_password", config.password);
     await Promise.all([page.waitForURL(`${config.baseUrl}/admin/`), page.click("input[type=submit]")]);
 
+    await shot(page, "records-admin-home.png", result);
+
     // 1. The list: every column's right edge, the rows, the filters on offer.
     await page.goto(`${config.baseUrl}${RECORDS}`);
     result.recordsFit = await fit(page);
@@ -128,7 +132,29 @@ async function main() {
       result.listFits[name] = await fit(page);
       await shot(page, `records-${name}-list-1280.png`, result);
     }
+    result.viewSiteHref = await page.locator("#user-tools a", { hasText: "View site" }).getAttribute("href");
     await context.close();
+
+    // 6. The playground on a 390 px phone: its rows wrap instead of running off the screen.
+    const phone = await browser.newContext({ viewport: { width: PHONE_WIDTH, height: 844 } });
+    const small = await phone.newPage();
+    small.setDefaultTimeout(TIMEOUT_MS);
+    small.on("response", (response) => {
+      if (response.status() >= 400) failedResponses.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    await small.goto(`${config.baseUrl}/admin/login/?next=/playground/`);
+    await small.fill("#id_username", config.username);
+    await small.fill("#id_password", config.password);
+    await Promise.all([small.waitForURL("**/playground/**"), small.click("input[type=submit]")]);
+    result.phoneWidth = await small.evaluate(() => document.documentElement.scrollWidth);
+    result.phoneLabels = await small.$$eval("label", (labels) => labels.map((l) => l.textContent.replace(/\s+/g, " ").trim()));
+    result.phoneSpeaker = await small.$eval("#pg-identity option:checked", (o) => o.textContent.trim());
+    mkdirSync(config.artifacts, { recursive: true });
+    const phoneShot = join(config.artifacts, "records-playground-390.png");
+    await small.screenshot({ path: phoneShot, fullPage: true });
+    result.screenshots.push(phoneShot);
+    result.favicon = (await small.goto(`${config.baseUrl}/favicon.ico`)).status();
+    await phone.close();
     result.ok = true;
   } catch (error) {
     result.error = String(error && error.stack ? error.stack : error);
