@@ -25,7 +25,8 @@ from tests.playground.user_view_setup import ALICE_PASSWORD, OTHER_SERVER, OTHER
 pytestmark = pytest.mark.slow
 
 WINDOW_WIDTH = 1400
-FORGOTTEN = "{user} is studying for a chemistry exam"
+# Memories are shown with names for `{user}` (issue 32 item 3): Mina is her Discord name.
+FORGOTTEN = "Mina is studying for a chemistry exam"
 
 
 def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) 
     assert result["ok"], result.get("error") or result
     view = result["viewText"]
     # The global memory reaches alice's server's prompts: shown, read-only for her.
-    assert "{user} prefers green tea" in view
+    assert "Mina prefers green tea" in view
     assert any(h.startswith("Global (lineage 0)") and h.endswith("(read-only)") for h in result["lineages"])
     assert FORGOTTEN in view and "apply on every server" in view
     assert result["privacyHides"].startswith("What it hides: Nothing.")
