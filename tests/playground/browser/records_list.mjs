@@ -25,11 +25,18 @@ const PHONE_WIDTH = 390;
 const RECORDS = "/admin/chatcontext/promptrecord/";
 const LISTS = { users: "/admin/personas/discorduser/", memories: "/admin/personas/personalmemory/", servers: "/admin/personas/server/" };
 
-async function shot(page, name, result) {
+async function shot(page, name, result, fullPage = false) {
   mkdirSync(config.artifacts, { recursive: true });
   const path = join(config.artifacts, name);
-  await page.screenshot({ path, fullPage: false });
+  await page.screenshot({ path, fullPage });
   result.screenshots.push(path);
+}
+
+async function signIn(page, next) {
+  await page.goto(`${config.baseUrl}/admin/login/?next=${next}`);
+  await page.fill("#id_username", config.username);
+  await page.fill("#id_password", config.password);
+  await Promise.all([page.waitForURL(`${config.baseUrl}${next}`), page.click("input[type=submit]")]);
 }
 
 const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
@@ -83,10 +90,7 @@ async function main() {
     page.on("response", (response) => {
       if (response.status() >= 400) failedResponses.push(`${response.status()} ${new URL(response.url()).pathname}`);
     });
-    await page.goto(`${config.baseUrl}/admin/login/?next=/admin/`);
-    await page.fill("#id_username", config.username);
-    await page.fill("#id_password", config.password);
-    await Promise.all([page.waitForURL(`${config.baseUrl}/admin/`), page.click("input[type=submit]")]);
+    await signIn(page, "/admin/");
 
     await shot(page, "records-admin-home.png", result);
 
@@ -142,17 +146,11 @@ async function main() {
     small.on("response", (response) => {
       if (response.status() >= 400) failedResponses.push(`${response.status()} ${new URL(response.url()).pathname}`);
     });
-    await small.goto(`${config.baseUrl}/admin/login/?next=/playground/`);
-    await small.fill("#id_username", config.username);
-    await small.fill("#id_password", config.password);
-    await Promise.all([small.waitForURL("**/playground/**"), small.click("input[type=submit]")]);
+    await signIn(small, "/playground/");
     result.phoneWidth = await small.evaluate(() => document.documentElement.scrollWidth);
     result.phoneLabels = await small.$$eval("label", (labels) => labels.map((l) => l.textContent.replace(/\s+/g, " ").trim()));
     result.phoneSpeaker = await small.$eval("#pg-identity option:checked", (o) => o.textContent.trim());
-    mkdirSync(config.artifacts, { recursive: true });
-    const phoneShot = join(config.artifacts, "records-playground-390.png");
-    await small.screenshot({ path: phoneShot, fullPage: true });
-    result.screenshots.push(phoneShot);
+    await shot(small, "records-playground-390.png", result, true);
     result.favicon = (await small.goto(`${config.baseUrl}/favicon.ico`)).status();
     await phone.close();
     result.ok = true;
