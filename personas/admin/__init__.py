@@ -26,4 +26,5 @@ admin.site.index_title = "Personas, memories and what each persona is told"
 # and the breadcrumbs lead everywhere it did.
 admin.site.enable_nav_sidebar = False
 # "View site" opens the playground: the site's own page besides the console (the bare address is the admin).
-admin.site.site_url = reverse_lazy("playground:index")
+# Lazy: the URLconf is not loaded yet while admins register (django-stubs types site_url as str).
+admin.site.site_url = reverse_lazy("playground:index")  # type: ignore[assignment]
