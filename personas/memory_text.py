@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory, ServerMemory
@@ -21,6 +22,8 @@ from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMem
 ANY_PERSONA = "the persona"
 # {user} of a server memory: whoever the persona answers.
 ANY_USER = "the person answered"
+# {user} of an old version whose user row is gone (the audit trail keeps versions).
+GONE_USER = "a user no longer stored"
 
 
 def user_name(user: DiscordUser) -> str:
@@ -70,5 +73,10 @@ def memory_title(memory: PersonalMemory | ServerMemory) -> str:
         persona = memory.lineage_persona or ANY_PERSONA
     else:
         persona = persona_name(memory.persona_lineage_id, lineage_persona_names([memory.persona_lineage_id]))
-    user = memory.user if isinstance(memory, PersonalMemory) else None
-    return filled(memory.content, user_name(user) if user is not None else ANY_USER, persona)
+    if not isinstance(memory, PersonalMemory):
+        return filled(memory.content, ANY_USER, persona)
+    try:
+        user = user_name(memory.user)
+    except ObjectDoesNotExist:  # an old version's user may be gone: its title still renders
+        user = GONE_USER
+    return filled(memory.content, user, persona)

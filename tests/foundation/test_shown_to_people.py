@@ -85,3 +85,10 @@ def test_the_api_and_the_export_give_memories_with_names_and_times_to_the_second
     assert not PLACEHOLDER.search(listed.content.decode() + body)
     times = re.findall(r'"(?:created_at|updated_at)": "([^"]+)"', body)
     assert times and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00", t) for t in times)
+
+
+def test_a_version_whose_user_is_gone_is_still_titled(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    memory = remembered["memory"]
+    DiscordUser.objects.filter(pk=remembered["mina"].pk).delete()  # the versions stay in the audit trail
+    table = text(admin_client.get(reverse("admin:personas_personalmemory_history", args=[memory.pk])))
+    assert "a user no longer stored taught Tomori a whistle" in table
