@@ -23,7 +23,7 @@ from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
 )
-from personas.memory_text import ANY_USER, user_name
+from personas.memory_text import ANY_USER, GONE_USER, user_name
 from personas.models import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 
 SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
@@ -219,8 +219,7 @@ class DeletedMemoryAdmin(LineageColumnMixin, RecordedAdmin):
 
     @admin.display(description="memory")
     def memory(self, obj: Any) -> str:
-        user = getattr(obj, "user", None)
-        return self.memory_text(obj, user_name(user) if user is not None else ANY_USER)
+        return self.memory_text(obj, ANY_USER)
 
     @admin.display(description="deleted", ordering="history_date")
     def deleted_at(self, obj: Any) -> Any:
@@ -245,6 +244,11 @@ class DeletedPersonalMemoryAdmin(ReadOnlyVersions, LineageScopedAdminMixin, Dele
     restore = staticmethod(actions.restore_personal_memory)
     list_display = ["memory", "user", "lineage", "deleted_at", "actor"]
     list_select_related = ["user"]
+
+    @admin.display(description="memory")
+    def memory(self, obj: Any) -> str:
+        # A version keeps its user id after the user row is gone (the join then gives none).
+        return self.memory_text(obj, user_name(obj.user) if obj.user is not None else GONE_USER)
 
 
 @admin.register(DeletedServerMemory)

@@ -92,3 +92,12 @@ def test_a_version_whose_user_is_gone_is_still_titled(admin_client: Client, reme
     DiscordUser.objects.filter(pk=remembered["mina"].pk).delete()  # the versions stay in the audit trail
     table = text(admin_client.get(reverse("admin:personas_personalmemory_history", args=[memory.pk])))
     assert "a user no longer stored taught Tomori a whistle" in table
+
+
+def test_the_deleted_memories_list_names_the_user_even_once_they_are_gone(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    actions.delete_personal_memory(remembered["memory"], actor=actions.Actor.system("test"))
+    url = reverse("admin:personas_deletedpersonalmemory_changelist")
+    assert f"{SHOWN} on Sundays" in text(admin_client.get(url))
+    DiscordUser.objects.filter(pk=remembered["mina"].pk).delete()
+    page = text(admin_client.get(url))
+    assert "a user no longer stored taught Tomori a whistle" in page and not PLACEHOLDER.search(page)
