@@ -13,13 +13,22 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
 from django.db import DataError, connection
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI, Schema, Status, Swagger
+from ninja import Field, NinjaAPI, Schema, Status, Swagger
+from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as InputError
+from pydantic import ConfigDict
 
 from chatcontext.records.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
-from personas.api_common import NUL_CHARACTER, ErrorOut, NotFound, StaffSessionAuth, TokenAuth
+from personas.api_common import (
+    NUL_CHARACTER,
+    ErrorOut,
+    NotFound,
+    StaffSessionAuth,
+    TokenAuth,
+    unauthorized_detail,
+)
 from personas.best_effort import redis_status
 
 api = NinjaAPI(
@@ -46,8 +55,13 @@ api = NinjaAPI(
 
 
 class HealthOut(Schema):
-    status: Literal["ok", "degraded"]
-    components: dict[str, str]
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"status": "ok", "components": {"database": "ok", "redis": "ok"}}]}
+    )
+    status: Literal["ok", "degraded"] = Field(
+        description="ok, or degraded when a component other than the database is unreachable."
+    )
+    components: dict[str, str] = Field(description="Each component (database, redis) and its state: ok or unreachable.")
 
 
 @api.get("/v1/health", tags=["health"], auth=None, response={200: HealthOut, 503: ErrorOut})
@@ -90,6 +104,11 @@ def invalid_input(request: HttpRequest, exc: InputError) -> HttpResponse:
     nul_only = bool(exc.errors) and all(error.get("type") == NUL_CHARACTER for error in exc.errors)
     errors = [readable_location(dict(error)) for error in exc.errors]
     return api.create_response(request, {"detail": errors}, status=400 if nul_only else 422)
+
+
+@api.exception_handler(AuthenticationError)
+def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(request, {"detail": unauthorized_detail(request)}, status=401)
 
 
 @api.exception_handler(Http404)

@@ -234,6 +234,7 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["botplatform.formats"]  # one date-time format, with its zone (botplatform/formats)
 USE_I18N = True
 USE_TZ = True
 

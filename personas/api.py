@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 from ninja.pagination import paginate
+from pydantic import ConfigDict
 
 from personas import actions
 from personas.api_common import (
@@ -32,6 +33,7 @@ from personas.api_common import (
     require_write,
     server_lookup,
 )
+from personas.memory_text import filled, lineage_persona_names, persona_name, user_name
 from personas.models import (
     DiscordUser,
     Persona,
@@ -58,84 +60,183 @@ def _writer(request: HttpRequest) -> actions.Actor:
     return actions.Actor.api(account=who.user, token=who.token)
 
 
+# Example ids and times of the schemas' examples (OpenAPI "examples", shown by /api/docs).
+EXAMPLE_SERVER_DISC_ID = "904493457735819273"
+EXAMPLE_USER_DISC_ID = "554947007479939075"
+EXAMPLE_TIME = "2026-01-31T12:00:00Z"
+
+
+def examples(*values: dict[str, Any]) -> ConfigDict:
+    return ConfigDict(json_schema_extra={"examples": list(values)})
+
+
+LINEAGE_HELP = (
+    "The memory namespace (lineage) of the persona that remembers: a persona and its copies share one "
+    "lineage, so a memory outlives a renamed or re-created persona. Not a persona_id; 0 is global (every persona)."
+)
+
+
 class ServerOut(Schema):
-    server_id: int
-    server_disc_id: str
-    name: str
-    description: str
-    is_dm_channel: bool
+    model_config = examples(
+        {
+            "server_id": 1,
+            "server_disc_id": EXAMPLE_SERVER_DISC_ID,
+            "name": "Night Owls",
+            "description": "Late-night study group",
+            "is_dm_channel": False,
+        }
+    )
+    server_id: int = Field(description="The platform's id of the server; paths accept it or the Discord id.")
+    server_disc_id: str = Field(description="The server's Discord id (a snowflake, as a string).")
+    name: str = Field(description="The server's name as the bot last saw it.")
+    description: str = Field(description="The operators' note about the server; may be empty.")
+    is_dm_channel: bool = Field(description="True for the pseudo-server holding one user's direct messages.")
 
 
 class PersonaOut(Schema):
-    persona_id: int
-    persona_nickname: str
-    is_alter: bool
-    persona_lineage_id: int
-    trigger_words: list[str]
+    model_config = examples(
+        {
+            "persona_id": 3,
+            "persona_nickname": "Tomori",
+            "is_alter": False,
+            "persona_lineage_id": 10000,
+            "trigger_words": ["tomori", "tomo"],
+        }
+    )
+    persona_id: int = Field(
+        description="The persona's id: what `persona_id` means in memory bodies and record filters."
+    )
+    persona_nickname: str = Field(description="The name the persona answers as.")
+    is_alter: bool = Field(description="False for the server's main persona, true for an alter (a second character).")
+    persona_lineage_id: int = Field(description=LINEAGE_HELP)
+    trigger_words: list[str] = Field(description="Words that make the persona answer without a mention.")
+
+
+PRIVACY_LEVEL_HELP = (
+    "0 minimal (full personalization), 1 partial (messages kept, no personal details), 2 full (left out)."
+)
 
 
 class PrivacyOut(Schema):
-    user_disc_id: str
-    privacy_level: int
-    privacy_label: str
+    model_config = examples(
+        {"user_disc_id": EXAMPLE_USER_DISC_ID, "privacy_level": 1, "privacy_label": PrivacyLevel(1).label}
+    )
+    user_disc_id: str = Field(description="The user's Discord id.")
+    privacy_level: int = Field(description=f"The level, on every server the user is on: {PRIVACY_LEVEL_HELP}")
+    privacy_label: str = Field(description="The level in words.")
 
 
 class PrivacyIn(Schema):
-    privacy_level: int = Field(..., ge=0, le=2, description="0 minimal, 1 partial, 2 full")
+    model_config = examples({"privacy_level": 2})
+    privacy_level: int = Field(..., ge=0, le=2, description=PRIVACY_LEVEL_HELP)
 
 
 class MemoryOut(Schema):
-    personal_memory_id: int
-    user_disc_id: str
-    persona_lineage_id: int
-    content: str
-    tags: list[str]
-    created_at: datetime
-    updated_at: datetime
+    model_config = examples(
+        {
+            "personal_memory_id": 42,
+            "user_disc_id": EXAMPLE_USER_DISC_ID,
+            "persona_lineage_id": 10000,
+            "content": "Mina plays jazz piano on Sundays",
+            "tags": ["music", "jazz"],
+            "created_at": EXAMPLE_TIME,
+            "updated_at": EXAMPLE_TIME,
+        }
+    )
+    personal_memory_id: int = Field(description="The memory's id, for PATCH and DELETE.")
+    user_disc_id: str = Field(description="Discord id of the user the memory is about.")
+    persona_lineage_id: int = Field(description=LINEAGE_HELP)
+    content: str = Field(
+        description="What the persona remembers, with the user's and persona's names filled in for "
+        "`{user}` and `{bot}` (the stored text keeps the placeholders, so a renamed user stays named right)."
+    )
+    tags: list[str] = Field(description="Free-form labels of the memory.")
+    created_at: datetime = Field(description="When the memory was saved (ISO 8601, UTC).")
+    updated_at: datetime = Field(description="When it last changed (ISO 8601, UTC).")
+
+
+MEMORY_CONTENT_HELP = (
+    "What the persona should remember, 1–1000 characters. `{user}` and `{bot}` stand for the user's and "
+    "persona's current names."
+)
+TAGS_HELP = "Up to 20 free-form labels."
 
 
 class MemoryIn(Schema):
-    persona_id: Integer = Field(..., ge=1, le=MAX_ID, description="The persona whose lineage remembers this")
-    content: Text = Field(..., min_length=1, max_length=1000)
-    tags: list[Text] = Field(default_factory=list, max_length=20)
+    model_config = examples({"persona_id": 3, "content": "{user} plays jazz piano on Sundays", "tags": ["music"]})
+    persona_id: Integer = Field(
+        ..., ge=1, le=MAX_ID, description="The persona (`persona_id` of /personas) whose lineage remembers this"
+    )
+    content: Text = Field(..., min_length=1, max_length=1000, description=MEMORY_CONTENT_HELP)
+    tags: list[Text] = Field(default_factory=list, max_length=20, description=TAGS_HELP)
 
 
 class MemoryPatch(Schema):
-    content: Text | None = Field(None, min_length=1, max_length=1000)
-    tags: list[Text] | None = Field(None, max_length=20)
+    model_config = examples({"content": "{user} plays jazz and blues piano"}, {"tags": ["music", "piano"]})
+    content: Text | None = Field(
+        None, min_length=1, max_length=1000, description=f"{MEMORY_CONTENT_HELP} Omit to keep."
+    )
+    tags: list[Text] | None = Field(None, max_length=20, description=f"{TAGS_HELP} Replaces the list; omit to keep.")
 
 
 class ReminderOut(Schema):
-    reminder_id: int
-    channel_disc_id: str
-    user_discord_id: str
-    reminder_purpose: str
-    reminder_time: datetime
-    repetition_interval_hours: int | None
-    self_reminder: bool
-    persona_id: int | None
-    status: str
+    model_config = examples(
+        {
+            "reminder_id": 7,
+            "channel_disc_id": "904494141407371278",
+            "user_discord_id": EXAMPLE_USER_DISC_ID,
+            "reminder_purpose": "Chemistry exam at 9",
+            "reminder_time": EXAMPLE_TIME,
+            "repetition_interval_hours": None,
+            "self_reminder": False,
+            "persona_id": 3,
+            "status": "pending",
+        }
+    )
+    reminder_id: int = Field(description="The reminder's id, for DELETE (cancel).")
+    channel_disc_id: str = Field(description="Discord id of the channel the reminder is posted in.")
+    user_discord_id: str = Field(description="Discord id of the user it reminds (or who set a persona's task).")
+    reminder_purpose: str = Field(description="What to remind them of.")
+    reminder_time: datetime = Field(description="When it is due next (ISO 8601, UTC).")
+    repetition_interval_hours: int | None = Field(description="Hours between repeats; null for a one-off reminder.")
+    self_reminder: bool = Field(description="True for a persona's own task rather than a reminder for a person.")
+    persona_id: int | None = Field(description="The persona that delivers it; null when none is set.")
+    status: str = Field(description="pending, claimed, delivering, fired, failed or cancelled.")
 
 
 class BlacklistOut(Schema):
-    user_disc_id: str
-    reason: str
-    created_at: datetime
+    model_config = examples(
+        {"user_disc_id": EXAMPLE_USER_DISC_ID, "reason": "asked not to be remembered", "created_at": EXAMPLE_TIME}
+    )
+    user_disc_id: str = Field(description="Discord id of the user no persona personalizes for on this server.")
+    reason: str = Field(description="Why, as the moderator wrote it; may be empty.")
+    created_at: datetime = Field(description="When the entry was added (ISO 8601, UTC).")
 
 
 class BlacklistIn(Schema):
+    model_config = examples({"user_disc_id": EXAMPLE_USER_DISC_ID, "reason": "asked not to be remembered"})
     user_disc_id: DiscordId
-    reason: Text = Field("", max_length=BLACKLIST_REASON_CHARS)
+    reason: Text = Field(
+        "",
+        max_length=BLACKLIST_REASON_CHARS,
+        description=f"Why, for other moderators; up to {BLACKLIST_REASON_CHARS} characters.",
+    )
+
+
+DELETED_HELP = "Rows by kind (memories, reminders, prompt records, …) and how many"
+FORGET_EXAMPLE = {"personal_memories": 3, "reminders": 1, "prompt_records": 12}
 
 
 class ForgetOut(Schema):
-    user_disc_id: str
-    deleted: dict[str, int]
+    model_config = examples({"user_disc_id": EXAMPLE_USER_DISC_ID, "deleted": FORGET_EXAMPLE})
+    user_disc_id: str = Field(description="Discord id of the forgotten user.")
+    deleted: dict[str, int] = Field(description=f"{DELETED_HELP} were deleted, on every server.")
 
 
 class ForgetPreviewOut(Schema):
-    user_disc_id: str
-    would_delete: dict[str, int]
+    model_config = examples({"user_disc_id": EXAMPLE_USER_DISC_ID, "would_delete": FORGET_EXAMPLE})
+    user_disc_id: str = Field(description="Discord id of the user.")
+    would_delete: dict[str, int] = Field(description=f"{DELETED_HELP} a POST would delete now, on every server.")
 
 
 def _server(request: HttpRequest, server_id: str) -> Server:
@@ -160,12 +261,18 @@ def _member_user(server: Server, user_disc_id: str) -> DiscordUser:
     return user
 
 
-def _memory_out(memory: PersonalMemory, user_disc_id: str) -> dict[str, object]:
+def _memory_out(memory: PersonalMemory, user: DiscordUser, server: Server) -> dict[str, object]:
+    """A memory as the API gives it: the text with the user's and the server's persona's names."""
+    names = lineage_persona_names([memory.persona_lineage_id], server.personas.all())
+    return _memory_row(memory, user, names)
+
+
+def _memory_row(memory: PersonalMemory, user: DiscordUser, names: dict[int, str]) -> dict[str, object]:
     return {
         "personal_memory_id": memory.personal_memory_id,
-        "user_disc_id": user_disc_id,
+        "user_disc_id": user.user_disc_id,
         "persona_lineage_id": memory.persona_lineage_id,
-        "content": memory.content,
+        "content": filled(memory.content, user_name(user), persona_name(memory.persona_lineage_id, names)),
         "tags": [str(t) for t in memory.tags or []],
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,
@@ -175,21 +282,27 @@ def _memory_out(memory: PersonalMemory, user_disc_id: str) -> dict[str, object]:
 @router.get("/servers", response={200: list[ServerOut], **AUTH_ERRORS})
 @paginate(BoundedPagination)
 def list_servers(request: HttpRequest):  # type: ignore[no-untyped-def]
+    """The servers the caller may see: a token's one server, or a staff session's moderated servers
+    (every server for a superuser)."""
     return principal(request).scope(Server.objects.order_by("server_id"), "server_id")
 
 
 @router.get("/servers/{server_id}", response={200: ServerOut, **READ_ERRORS})
 def get_server(request: HttpRequest, server_id: ServerKey) -> Server:
+    """One server, by its Discord id or `server_id`."""
     return _server(request, server_id)
 
 
 @router.get("/servers/{server_id}/personas", response={200: list[PersonaOut], **READ_ERRORS})
 def list_personas(request: HttpRequest, server_id: ServerKey) -> list[Persona]:
+    """The server's personas, main persona first: their `persona_id` (for memory bodies and record
+    filters) and `persona_lineage_id` (the memory namespace memories are listed under)."""
     return list(_server(request, server_id).personas.order_by("is_alter", "persona_id"))
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **READ_ERRORS})
 def get_privacy(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
+    """A user's privacy level. The user must be a member of the server or remembered by one of its personas."""
     user = _member_user(_server(request, server_id), user_disc_id)
     return {
         "user_disc_id": user.user_disc_id,
@@ -202,6 +315,7 @@ def get_privacy(request: HttpRequest, server_id: ServerKey, user_disc_id: Discor
 def set_privacy(
     request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: PrivacyIn
 ) -> dict[str, object]:
+    """Set a user's privacy level (write token). It applies on every server the user is on."""
     actor = _writer(request)
     user = _member_user(_server(request, server_id), user_disc_id)
     user = actions.set_privacy_level(user, body.privacy_level, actor=actor)
@@ -214,22 +328,26 @@ def set_privacy(
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/memories", response={200: list[MemoryOut], **READ_ERRORS})
 def list_memories(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> list[dict[str, object]]:
+    """What the server's personas remember about a user, newest first (global memories are in the export)."""
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
     rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=_lineages(server)).order_by(
         "-created_at", "-personal_memory_id"
     )
-    return [_memory_out(m, user.user_disc_id) for m in rows]
+    names = lineage_persona_names(_lineages(server), server.personas.all())
+    return [_memory_row(m, user, names) for m in rows]
 
 
 @router.post("/servers/{server_id}/users/{user_disc_id}/memories", response={201: MemoryOut, **WRITE_ERRORS})
 def create_memory(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
+    """Save a memory about a user for a persona's lineage (write token). Refused with 400 over the
+    lineage's memory limit."""
     actor = _writer(request)
     server = _server(request, server_id)
     user = _member_user(server, user_disc_id)
     persona = get_or_404(Persona, "persona on this server", server=server, persona_id=body.persona_id)
     memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags, actor=actor)
-    return Status(201, _memory_out(memory, user.user_disc_id))
+    return Status(201, _memory_out(memory, user, server))
 
 
 def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
@@ -245,14 +363,17 @@ def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
 def update_memory(
     request: HttpRequest, server_id: ServerKey, memory_id: MemoryId, body: MemoryPatch
 ) -> dict[str, object]:
+    """Change a memory's text or tags (write token); a field left out keeps its value."""
     actor = _writer(request)
-    memory = _server_memory(_server(request, server_id), memory_id)
+    server = _server(request, server_id)
+    memory = _server_memory(server, memory_id)
     memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags, actor=actor)
-    return _memory_out(memory, memory.user.user_disc_id)
+    return _memory_out(memory, memory.user, server)
 
 
 @router.delete("/servers/{server_id}/memories/{memory_id}", response={204: None, **WRITE_ERRORS})
 def delete_memory(request: HttpRequest, server_id: ServerKey, memory_id: MemoryId) -> Status:
+    """Delete a memory (write token). It can be restored from the admin's deleted memories."""
     actor = _writer(request)
     actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id), actor=actor)
     return Status(204, None)
@@ -261,12 +382,14 @@ def delete_memory(request: HttpRequest, server_id: ServerKey, memory_id: MemoryI
 @router.get("/servers/{server_id}/reminders", response={200: list[ReminderOut], **READ_ERRORS})
 @paginate(BoundedPagination)
 def list_reminders(request: HttpRequest, server_id: ServerKey, status: ReminderStatus = None):  # type: ignore[no-untyped-def]
+    """The server's reminders and persona tasks, soonest first, optionally in one state."""
     rows = Reminder.objects.filter(server=_server(request, server_id)).order_by("reminder_time", "reminder_id")
     return rows.filter(status=status) if status else rows
 
 
 @router.delete("/servers/{server_id}/reminders/{reminder_id}", response={204: None, **WRITE_ERRORS})
 def cancel_reminder(request: HttpRequest, server_id: ServerKey, reminder_id: ReminderId) -> Status:
+    """Cancel a reminder (write token): it stays listed as cancelled and is never delivered."""
     actor = _writer(request)
     reminder = get_or_404(
         Reminder, "reminder on this server", server=_server(request, server_id), reminder_id=reminder_id
@@ -278,11 +401,13 @@ def cancel_reminder(request: HttpRequest, server_id: ServerKey, reminder_id: Rem
 @router.get("/servers/{server_id}/blacklist", response={200: list[BlacklistOut], **READ_ERRORS})
 @paginate(BoundedPagination)
 def list_blacklist(request: HttpRequest, server_id: ServerKey):  # type: ignore[no-untyped-def]
+    """The server's personalization blacklist: users no persona keeps memories or profile details of here."""
     return PersonalizationBlacklist.objects.filter(server=_server(request, server_id)).order_by("user_disc_id")
 
 
 @router.post("/servers/{server_id}/blacklist", response={201: BlacklistOut, **WRITE_ERRORS})
 def add_blacklist(request: HttpRequest, server_id: ServerKey, body: BlacklistIn) -> Status:
+    """Put a user on the server's personalization blacklist (write token)."""
     actor = _writer(request)
     entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason, actor=actor)
     return Status(201, entry)
@@ -290,6 +415,7 @@ def add_blacklist(request: HttpRequest, server_id: ServerKey, body: BlacklistIn)
 
 @router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
 def remove_blacklist(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> Status:
+    """Take a user off the server's personalization blacklist (write token)."""
     actor = _writer(request)
     server = _server(request, server_id)
     get_or_404(PersonalizationBlacklist, "blacklist entry on this server", server=server, user_disc_id=user_disc_id)
@@ -318,7 +444,26 @@ def preview_forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id
     return {"user_disc_id": user_disc_id, "would_delete": preview.as_dict()}
 
 
-@router.get("/servers/{server_id}/users/{user_disc_id}/export", response={200: dict[str, Any], **READ_ERRORS})
+EXPORT_EXAMPLE = {
+    "format": "tomori-user-export/1",
+    "scope": [1],
+    "user": {"user_disc_id": EXAMPLE_USER_DISC_ID, "username": "mina", "global_name": "Mina", "language": "en"},
+    "privacy": {"level": 0, "name": "Minimal", "label": PrivacyLevel(0).label, "hides": "Nothing."},
+    "servers": [{"server_id": 1, "name": "Night Owls"}],
+    "memories": [{"lineage_id": 10000, "memories": [{"content": "Mina plays jazz piano on Sundays"}]}],
+    "naming_preferences": [],
+    "reminders": [],
+    "persona_blocks": [],
+    "blacklist": [],
+    "prompt_records": [{"id": 1201, "created_at": EXAMPLE_TIME}],
+}
+
+
+@router.get(
+    "/servers/{server_id}/users/{user_disc_id}/export",
+    response={200: dict[str, Any], **READ_ERRORS},
+    openapi_extra={"responses": {"200": {"content": {"application/json": {"example": EXPORT_EXAMPLE}}}}},
+)
 def export_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, Any]:
     """What the personas know about the user on this server, as the admin's user view shows it and its
     download gives it (one builder, ``personas.user_export``): privacy level and what it hides, memories

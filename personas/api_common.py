@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Model, QuerySet
@@ -17,11 +17,24 @@ from ninja import Field, Path, Schema
 from ninja.errors import AuthenticationError, HttpError
 from ninja.pagination import LimitOffsetPagination
 from ninja.security import HttpBearer, SessionAuth
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
 
 from personas.access import Principal, principal_for_token, principal_for_user
+from personas.models.access import TOKEN_PREFIX, ApiToken, hash_token
 from personas.validators import DISCORD_ID_MESSAGE, DISCORD_ID_PATTERN
+
+# Why a request was not authenticated, for its 401 (``unauthorized_detail``). Fixed sentences: the
+# answer never repeats what was sent, so a mistyped token does not come back in a response or a log.
+_AUTH_PROBLEM = "tomori_auth_problem"
+MISSING_CREDENTIALS = (
+    "Missing credentials: send an API token as `Authorization: Bearer tmr_…`, or sign in to the admin."
+)
+MALFORMED_HEADER = "Malformed Authorization header: it must be `Bearer ` followed by the token."
+MALFORMED_TOKEN = f"Malformed token: API tokens start with `{TOKEN_PREFIX}`."
+UNKNOWN_TOKEN = "Unknown token: no API token matches it (copy it again, or create one in the admin)."
+REVOKED_TOKEN = "Revoked token: this API token was revoked; create a new one in the admin."
+NOT_STAFF_SESSION = "Your admin session has no API access: only moderators and superusers have it."
 
 
 class TokenAuth(HttpBearer):
@@ -30,13 +43,33 @@ class TokenAuth(HttpBearer):
     a real token sent as ``Token tmr_…`` or ``Basic …`` must not reach a log line in any form."""
 
     def __call__(self, request: HttpRequest) -> Principal | None:
-        scheme, _, token = request.headers.get(self.header, "").partition(" ")
-        if scheme.lower() != self.openapi_scheme or not token:
+        header = request.headers.get(self.header)
+        if header is None:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != self.openapi_scheme or not token.strip():
+            request.__dict__[_AUTH_PROBLEM] = MALFORMED_HEADER
             return None
         return self.authenticate(request, token)
 
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
-        return principal_for_token(token)
+        if not token.strip().startswith(TOKEN_PREFIX):
+            request.__dict__[_AUTH_PROBLEM] = MALFORMED_TOKEN
+            return None
+        who = principal_for_token(token)
+        if who is None:
+            revoked = ApiToken.objects.filter(token_hash=hash_token(token.strip())).exists()
+            request.__dict__[_AUTH_PROBLEM] = REVOKED_TOKEN if revoked else UNKNOWN_TOKEN
+        return who
+
+
+def unauthorized_detail(request: HttpRequest) -> str:
+    """The 401's sentence: what was wrong with the token, or with the session when none was sent."""
+    problem = request.__dict__.get(_AUTH_PROBLEM)
+    if problem:
+        return str(problem)
+    user = getattr(request, "user", None)
+    return NOT_STAFF_SESSION if user is not None and user.is_authenticated else MISSING_CREDENTIALS
 
 
 class StaffSessionAuth(SessionAuth):
@@ -45,7 +78,19 @@ class StaffSessionAuth(SessionAuth):
 
 
 class ErrorOut(Schema):
-    detail: Any
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"detail": "No such server."},
+                {"detail": UNKNOWN_TOKEN},
+                {"detail": [{"loc": ["body", "content"], "msg": "String should have at least 1 character"}]},
+            ]
+        }
+    )
+    detail: Any = Field(
+        description="What was wrong: a sentence, or for 422 a list of `{loc, msg, type}` where `loc` is where "
+        'the bad value is, e.g. `["body", "content"]`.'
+    )
 
 
 # Documented error answers, so clients (and schemathesis) know every status an operation gives.
@@ -142,12 +187,27 @@ def get_or_404(rows: type[M] | QuerySet[M], what: str, **lookup: Any) -> M:
         raise NotFound(f"No such {what}.") from None
 
 
+def page_schema(schema: dict[str, Any], model: type[Any]) -> None:
+    schema["properties"]["items"]["description"] = "This page's items, in the list's order."
+    item = get_args(model.model_fields["items"].annotation)[0]
+    extra = getattr(item, "model_config", {}).get("json_schema_extra")
+    first = extra["examples"][:1] if isinstance(extra, dict) else []
+    schema["examples"] = [{"items": first, "count": len(first)}]
+
+
 class BoundedPagination(LimitOffsetPagination):
     """Limit/offset pages with bounds, so a huge offset is a 422 rather than a database error."""
 
     class Input(Schema):
         limit: Integer = Field(50, ge=1, le=200, description="Items per page, 1–200.")
         offset: Integer = Field(0, ge=0, le=10**9, description="Items to skip: the next page starts at offset + limit.")
+
+    # ninja derives each list's Paged… schema from this one, retyping ``items`` (which drops its Field):
+    # the schema hook describes it again and gives the page an example of the list's own items.
+    class Output(Schema):
+        model_config = ConfigDict(json_schema_extra=lambda schema, model: page_schema(schema, model))
+        items: list[Any]
+        count: int = Field(description="How many items the list holds in all pages: the last page ends at count.")
 
 
 def principal(request: HttpRequest) -> Principal:

@@ -21,6 +21,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
+from personas.memory_text import filled, persona_name, user_name
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     PROFILE_FIELDS,
@@ -35,6 +36,7 @@ from personas.models import (
     ServerMember,
     UserPersonaNamingPreference,
 )
+from personas.times import iso
 from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
@@ -53,10 +55,6 @@ PRIVACY_HIDES = {
     PrivacyLevel.FULL: "Everything. Their messages are left out of every prompt, they cannot make a persona "
     "answer, and none of their personal details are used.",
 }
-
-
-def _time(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def _scoped(queryset: Any, server_ids: frozenset[int] | None, field: str = "server_id") -> Any:
@@ -91,14 +89,17 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
     if not everything:
         rows = rows.filter(persona_lineage_id__in=sorted({*holders, GLOBAL_LINEAGE_ID}))
     by_lineage: dict[int, list[dict[str, Any]]] = {}
+    # {bot} is the lineage's first persona in scope, as the holders list them (main persona first).
+    bots = {lineage_id: personas[0]["persona"] for lineage_id, personas in holders.items() if personas}
+    name = user_name(user)
     for memory in rows.order_by("persona_lineage_id", "-created_at", "-personal_memory_id"):
         by_lineage.setdefault(memory.persona_lineage_id, []).append(
             {
                 "personal_memory_id": memory.personal_memory_id,
-                "content": memory.content,
+                "content": filled(memory.content, name, persona_name(memory.persona_lineage_id, bots)),
                 "tags": [str(t) for t in memory.tags or []],
-                "created_at": _time(memory.created_at),
-                "updated_at": _time(memory.updated_at),
+                "created_at": iso(memory.created_at),
+                "updated_at": iso(memory.updated_at),
             }
         )
     return [
@@ -133,7 +134,7 @@ def _reminders(user: DiscordUser, server_ids: frozenset[int] | None) -> list[dic
             "for_them": r.user_discord_id == user.user_disc_id,
             "by_them": r.created_by_user_id == user.pk,
             "purpose": r.reminder_purpose,
-            "time": _time(r.reminder_time),
+            "time": iso(r.reminder_time),
             "repeats_every_hours": r.repetition_interval_hours,
             "persona": r.persona.persona_nickname if r.persona else None,
             "status": r.status,
@@ -153,7 +154,7 @@ def _blocks(user: DiscordUser, server_ids: frozenset[int] | None) -> list[dict[s
             "block_type": b.block_type,
             "meaning": b.get_block_type_display(),
             "reason": b.reason,
-            "expires_at": _time(b.expires_at),
+            "expires_at": iso(b.expires_at),
             "active": b.expires_at > now,
         }
         for b in rows.select_related("persona").order_by("server_id", "persona_id")
@@ -163,7 +164,7 @@ def _blocks(user: DiscordUser, server_ids: frozenset[int] | None) -> list[dict[s
 def _blacklist(user: DiscordUser, server_ids: frozenset[int] | None) -> list[dict[str, Any]]:
     rows = _scoped(PersonalizationBlacklist.objects.filter(user_disc_id=user.user_disc_id), server_ids)
     return [
-        {"id": pk, "server_id": server_id, "reason": reason, "created_at": _time(created_at)}
+        {"id": pk, "server_id": server_id, "reason": reason, "created_at": iso(created_at)}
         for pk, server_id, reason, created_at in rows.order_by("server_id").values_list(
             "pk", "server_id", "reason", "created_at"
         )

@@ -96,6 +96,13 @@ def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]
     }
 
 
+def default_speaker(people: list[store.Identity]) -> str:
+    """The first MINIMAL member, whose whole profile reaches the prompt: the first turn shows what a
+    persona can know; else the first member."""
+    minimal = [p for p in people if p.privacy_level == m.PrivacyLevel.MINIMAL]
+    return (minimal or people)[0].disc_id if people else ""
+
+
 def _record_summary(record: PromptRecord) -> dict[str, Any]:
     return {
         "id": record.pk,
@@ -134,7 +141,7 @@ def index(request: HttpRequest) -> HttpResponse:
         channels=channels,
         channel=channel,
         identities=people,
-        selected_identity=request.GET.get("identity") or (people[0].disc_id if people else ""),
+        selected_identity=request.GET.get("identity") or default_speaker(people),
         personas=personas,
         bot_user=bot_user,
         echo_provider=provider_config(server.settings).kind == "echo",

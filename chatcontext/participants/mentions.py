@@ -75,6 +75,11 @@ class Placeholders:
         return self.user_name
 
 
+def fill_placeholders(text: str, user: str, persona: str) -> str:
+    """Only the placeholders of ``text`` filled (no mention is known): a memory as people read it."""
+    return convert_mentions(text, user, persona, True, directory=MentionDirectory())
+
+
 def _user_label(user_id: str, directory: MentionDirectory, bot_name: str, personalization_enabled: bool) -> str | None:
     if directory.bot_user_id and user_id == directory.bot_user_id:
         return directory.bot_display_name or bot_name

@@ -13,12 +13,14 @@ from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
 from chatcontext.records import inspector
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.search import participant_match
 from chatcontext.records.tool_calls import tool_calls_view
 from chatcontext.snapshot import SnapshotError
+from personas.admin.common import ConsoleMedia
 from personas.admin.scoping import ServerScopedAdminMixin, scoped_like_admin
 from personas.models import DiscordUser
 
@@ -56,7 +58,11 @@ def record_links(
     )
 
 
-# Heavy JSON columns a changelist row never shows: left out of the page query.
+# The inspector page's query parameter naming the record its prompt is diffed against.
+COMPARE_PARAM = "against"
+
+# Heavy JSON columns a changelist row never shows: left out of the page query. The simplified history
+# and the reply stay: a row previews the trigger (from the history, as the inspector shows it) and the reply.
 RECORD_DETAIL_FIELDS = (
     "context_items",
     "simplified_messages",
@@ -68,8 +74,40 @@ RECORD_DETAIL_FIELDS = (
     "snapshot",
     "usage",
     "subject_user_ids",
-    "reply_text",
 )
+
+
+class FailedListFilter(admin.SimpleListFilter):
+    title = "outcome"
+    parameter_name = "failed"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        return [("yes", "Failed turns"), ("no", "Answered turns")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.exclude(error="")
+        if self.value() == "no":
+            return queryset.filter(error="")
+        return queryset
+
+
+class ChannelListFilter(admin.SimpleListFilter):
+    """The channels of the records the reader may see, by their latest name."""
+
+    title = "channel"
+    parameter_name = "channel"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        rows = model_admin.get_queryset(request).order_by("channel_disc_id", "-created_at")
+        names: dict[str, str] = {}
+        for disc_id, name in rows.values_list("channel_disc_id", "channel_name").distinct():
+            if name or disc_id not in names:
+                names.setdefault(disc_id, f"#{name}" if name else disc_id)
+        return sorted(names.items(), key=lambda pair: pair[1].lower())
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset.filter(channel_disc_id=self.value()) if self.value() else queryset
 
 
 class PromptRecordChangeList(ChangeList):
@@ -87,24 +125,28 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     the persona and channel are read from the record's own columns.
     """
 
+    # Narrow columns first, the previews last: at 1280 px every number stays in view.
     list_display = [
         "created_at",
-        "server",
+        "persona_name",
         "channel",
-        "persona_nickname",
-        "source",
         "tokens",
         "cost",
         "latency",
         "failed",
+        "turn",
     ]
     list_display_links = ["created_at"]
     list_select_related = ["server"]
     list_filter = [
-        ("server", admin.RelatedOnlyFieldListFilter),
-        "source",
+        FailedListFilter,
         ("persona", admin.RelatedOnlyFieldListFilter),
+        ChannelListFilter,
+        "source",
+        ("server", admin.RelatedOnlyFieldListFilter),
     ]
+    actions = ["compare_selected"]
+    Media = ConsoleMedia
     search_fields = ["channel_name", "persona_nickname", "=trigger_message_disc_id"]  # and participants
     date_hierarchy = "created_at"
     show_full_result_count = False
@@ -137,6 +179,33 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def channel(self, obj: PromptRecord) -> str:
         return f"#{obj.channel_name}" if obj.channel_name else obj.channel_disc_id
 
+    @admin.display(description="persona", ordering="persona_nickname")
+    def persona_name(self, obj: PromptRecord) -> str:
+        return obj.persona_nickname or "–"
+
+    @admin.display(description="trigger → reply")
+    def turn(self, obj: PromptRecord) -> str:
+        """Two lines the stylesheet cuts to the column's width (console.css); the title holds the rest."""
+        trigger, reply = inspector.trigger_preview(obj) or "–", inspector.preview(obj.reply_text) or "–"
+        return format_html(
+            '<span class="turn-trigger" title="{}">{}</span><span class="turn-reply" title="{}">↳ {}</span>',
+            trigger,
+            trigger,
+            reply,
+            reply,
+        )
+
+    @admin.action(description="Compare the two selected", permissions=["view"])
+    def compare_selected(self, request: HttpRequest, queryset: QuerySet[PromptRecord]) -> HttpResponse | None:
+        """The inspector page of the later turn, its prompt diffed against the earlier one."""
+        pair = list(queryset.order_by("created_at", "id").values_list("pk", flat=True)[:3])
+        if len(pair) != 2:
+            self.message_user(request, "Select exactly two turns to compare.", messages.WARNING)
+            return None
+        earlier, later = pair
+        url = reverse("admin:chatcontext_promptrecord_change", args=[later], current_app=self.admin_site.name)
+        return HttpResponseRedirect(f"{url}?{COMPARE_PARAM}={earlier}#diff")
+
     @admin.display(description="tokens in / out", ordering="input_tokens")
     def tokens(self, obj: PromptRecord) -> str:
         return f"{obj.input_tokens} / {obj.output_tokens}" + ("" if obj.tokens_measured else " (est.)")
@@ -145,9 +214,10 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     def latency(self, obj: PromptRecord) -> int | None:
         return obj.latency_ms
 
-    @admin.display(description="failed", boolean=True, ordering="error")
-    def failed(self, obj: PromptRecord) -> bool:
-        return bool(obj.error)
+    # Words, not Django's boolean icons: a red cross on every answered turn read as a failure.
+    @admin.display(description="failed", ordering="error")
+    def failed(self, obj: PromptRecord) -> str:
+        return "failed" if obj.error else ""
 
     def get_urls(self) -> list[URLPattern]:
         info = self.opts.app_label, self.opts.model_name
@@ -188,7 +258,9 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
     ) -> HttpResponse:
         """The inspector page: prompt blocks, history, exclusion log, diagnostics, reply, diff."""
         record = self._record(request, object_id)
-        previous = inspector.previous_record(record)
+        against = request.GET.get(COMPARE_PARAM)
+        # Another turn the reader may see (else a 404), or by default this persona's previous one here.
+        previous = self._record(request, against) if against else inspector.previous_record(record)
         diff = (
             inspector.prompt_diff(
                 previous.context_items,
@@ -220,6 +292,7 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             diagnostics=json.dumps(record.diagnostics, indent=2, ensure_ascii=False, sort_keys=True),
             usage=json.dumps(record.usage, indent=2, ensure_ascii=False, sort_keys=True) if record.usage else "",
             previous=previous,
+            compared_by_choice=bool(against),
             diff=diff,
             has_snapshot=bool(record.snapshot),
             **(extra_context or {}),

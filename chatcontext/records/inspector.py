@@ -38,6 +38,7 @@ from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
 
 SUMMARY_CHARS = 100
+PREVIEW_CHARS = 200  # the list's stylesheet cuts a row's preview to its column
 DIFF_CONTEXT_LINES = 2
 
 # Why an entry is in the exclusion log (history.py for messages, pipeline.participant_exclusions
@@ -118,14 +119,31 @@ def rendered_user_names(simplified_messages: Sequence[Mapping[str, Any]]) -> dic
     return names
 
 
+def _trigger_entry(record: PromptRecord) -> Mapping[str, Any] | None:
+    """The history entry holding the trigger message, if the record's history kept it."""
+    wanted = record.trigger_message_disc_id
+    if not wanted:
+        return None
+    for entry in record.simplified_messages:
+        if wanted in {str(i) for i in (entry.get("combined_message_ids") or [entry.get("id")])}:
+            return entry
+    return None
+
+
+def trigger_preview(record: PromptRecord) -> str:
+    """The trigger's text as the inspector's history shows it, on one line. Only the simplified history
+    is read, never the snapshot: what the history left out (a privacy-FULL author) stays out here too."""
+    entry = _trigger_entry(record)
+    return preview(str(entry.get("content") or "")) if entry is not None else ""
+
+
 def trigger_author_id(record: PromptRecord) -> str:
     """Who wrote the trigger message, from the record's history or snapshot; "" when neither says."""
     wanted = record.trigger_message_disc_id
     if not wanted:
         return ""
-    for entry in record.simplified_messages:
-        if wanted in {str(i) for i in (entry.get("combined_message_ids") or [entry.get("id")])}:
-            return str(entry.get("author_id") or "")
+    if (entry := _trigger_entry(record)) is not None:
+        return str(entry.get("author_id") or "")
     for message in (record.snapshot or {}).get("messages") or []:
         if str(message.get("id")) == wanted:
             return str((message.get("author") or {}).get("id") or "")
@@ -141,6 +159,12 @@ class DiffLine:
 def _summary(text: str) -> str:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"
+
+
+def preview(text: str) -> str:
+    """A text on one line for a list row: every line joined, cut to ``PREVIEW_CHARS``."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def refs_by_message(message_id_map: Mapping[str, str]) -> dict[str, tuple[str, ...]]:

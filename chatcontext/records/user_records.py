@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatcontext.records.forgetting import records_about
+from personas.times import iso
 from personas.user_records import register_record_finder
 
 
@@ -19,7 +20,7 @@ def newest_records_about(user_disc_id: str, server_ids: frozenset[int] | None, l
         {
             "id": pk,
             "server_id": server_id,
-            "created_at": created_at.isoformat(),
+            "created_at": iso(created_at),
             "channel": f"#{channel_name}" if channel_name else channel_disc_id,
             "persona": persona_nickname,
             "source": source,

@@ -17,6 +17,7 @@ from personas import actions
 from personas.admin.scoping import (
     scoped_like_admin,
 )
+from personas.memory_text import ANY_PERSONA, filled
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     Persona,
@@ -100,17 +101,29 @@ def adopt(target: Model, saved: Model) -> None:
 
 
 class LineageColumnMixin:
-    """``lineage`` column: the id and its registry label, read from an annotation."""
+    """``lineage`` column: the persona holding the lineage (among those the reader sees) or its registry
+    label, with the id; and each row's ``lineage_persona`` for its text's `{bot}`. From annotations."""
+
+    admin_site: AdminSite
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        return super().get_queryset(request).annotate(lineage_name=lineage_registry_label())  # type: ignore[misc]
+        holders = Persona.objects.filter(persona_lineage_id=OuterRef("persona_lineage_id"))
+        holder = scoped_like_admin(self.admin_site, request, holders).order_by("is_alter", "persona_id")
+        rows: QuerySet[Any] = super().get_queryset(request)  # type: ignore[misc]
+        return rows.annotate(
+            lineage_name=lineage_registry_label(), lineage_persona=Subquery(holder.values("persona_nickname")[:1])
+        )
 
     @admin.display(description="lineage", ordering="persona_lineage_id")
     def lineage(self, obj: Any) -> str:
         if obj.persona_lineage_id == GLOBAL_LINEAGE_ID:
-            return "0 · global"
-        label = getattr(obj, "lineage_name", "")
-        return f"{obj.persona_lineage_id} · {label}" if label else str(obj.persona_lineage_id)
+            return "global (every persona) · 0"
+        label = getattr(obj, "lineage_persona", "") or getattr(obj, "lineage_name", "")
+        return f"{label} · {obj.persona_lineage_id}" if label else str(obj.persona_lineage_id)
+
+    def memory_text(self, obj: Any, user: str) -> str:
+        """The row's memory, one line, with ``user`` for `{user}` and the lineage's persona for `{bot}`."""
+        return excerpt(filled(obj.content, user, getattr(obj, "lineage_persona", None) or ANY_PERSONA))
 
 
 class ProvenanceMixin:

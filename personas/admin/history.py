@@ -41,7 +41,6 @@ class RecordedAdmin(admin.ModelAdmin):
 
 
 class AuditedAdmin(RecordedAdmin, SimpleHistoryAdmin):
-    history_list_display = ["actor_kind", "actor"]
     # Memories: an old version (of a deleted memory too) can be brought back.
     restorable = False
 
@@ -73,7 +72,3 @@ class AuditedAdmin(RecordedAdmin, SimpleHistoryAdmin):
         # A deleted object is restored from the deleted list (its restore re-checks the rules).
         exists = obj is not None and self.model._default_manager.filter(pk=obj.pk).exists()
         return not (self.restorable and exists and self.has_change_permission(request, obj))
-
-    @admin.display(description="by")
-    def actor(self, version: Any) -> str:
-        return version.actor or (str(version.history_user) if version.history_user_id else "–")

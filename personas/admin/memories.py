@@ -15,7 +15,6 @@ from personas.admin.common import (
     LineageListFilter,
     ProvenanceMixin,
     adopt,
-    excerpt,
     refusal,
 )
 from personas.admin.fields import JSONTextFieldsMixin
@@ -25,6 +24,7 @@ from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
 )
+from personas.memory_text import ANY_USER, GONE_USER, user_name
 from personas.models import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 
 SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
@@ -110,7 +110,7 @@ class PersonalMemoryAdmin(
 
     @admin.display(description="memory")
     def memory(self, obj: PersonalMemory) -> str:
-        return excerpt(obj.content)
+        return self.memory_text(obj, user_name(obj.user))
 
     @admin.display(description="tags")
     def tag_list(self, obj: PersonalMemory) -> str:
@@ -162,7 +162,7 @@ class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColu
 
     @admin.display(description="memory")
     def memory(self, obj: ServerMemory) -> str:
-        return excerpt(obj.content)
+        return self.memory_text(obj, ANY_USER)
 
     def save_model(self, request: HttpRequest, obj: ServerMemory, form: forms.ModelForm, change: bool) -> None:
         if change:
@@ -194,7 +194,7 @@ class ReadOnlyVersions:
         return False
 
 
-class DeletedMemoryAdmin(RecordedAdmin):
+class DeletedMemoryAdmin(LineageColumnMixin, RecordedAdmin):
     """Memories deleted and not restored since, from the audit trail: the last version of each, read
     only, with a restore action that stores it again through the memory's action (lineage and limit
     are checked as for a new memory). Scoped like the memory pages by the mixin before it."""
@@ -220,11 +220,7 @@ class DeletedMemoryAdmin(RecordedAdmin):
 
     @admin.display(description="memory")
     def memory(self, obj: Any) -> str:
-        return excerpt(obj.content)
-
-    @admin.display(description="lineage", ordering="persona_lineage_id")
-    def lineage(self, obj: Any) -> int:
-        return int(obj.persona_lineage_id)
+        return self.memory_text(obj, ANY_USER)
 
     @admin.display(description="deleted", ordering="history_date")
     def deleted_at(self, obj: Any) -> Any:
@@ -248,6 +244,12 @@ class DeletedPersonalMemoryAdmin(ReadOnlyVersions, LineageScopedAdminMixin, Dele
     live_model = PersonalMemory
     restore = staticmethod(actions.restore_personal_memory)
     list_display = ["memory", "user", "lineage", "deleted_at", "actor"]
+    list_select_related = ["user"]
+
+    @admin.display(description="memory")
+    def memory(self, obj: Any) -> str:
+        # A version keeps its user id after the user row is gone (the join then gives none).
+        return self.memory_text(obj, user_name(obj.user) if obj.user is not None else GONE_USER)
 
 
 @admin.register(DeletedServerMemory)

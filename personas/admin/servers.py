@@ -210,7 +210,8 @@ class ServerAdmin(SettingsHistoryMixin, ServerScopedAdminMixin, RecordedAdmin):
 
     Media = ConsoleMedia
     server_field = "pk"
-    list_display = ["name", "server_disc_id", "is_dm_channel", "persona_total", "provider", "created_at"]
+    # Direct-message chats are a filter, not a column: the list fits a 1280 px window.
+    list_display = ["name", "server_disc_id", "persona_total", "provider", "created_at"]
     list_select_related = ["settings"]
     list_filter = ["is_dm_channel", "settings__llm_provider", "settings__personal_memories_enabled"]
     search_fields = ["name", "=server_disc_id"]

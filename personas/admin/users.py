@@ -18,7 +18,14 @@ from django.utils.http import urlencode
 
 from personas import actions
 from personas.admin.blacklisting import blacklist_step
-from personas.admin.common import ConsoleMedia, LineageListFilter, adopt, lineage_label, lineage_names
+from personas.admin.common import (
+    ConsoleMedia,
+    LineageColumnMixin,
+    LineageListFilter,
+    adopt,
+    lineage_label,
+    lineage_names,
+)
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.memories import PersonalMemoryInline
@@ -363,9 +370,9 @@ def forget_counts(results: list[actions.ForgetResult]) -> list[tuple[str, int]]:
 
 
 @admin.register(UserPersonaNamingPreference)
-class NamingPreferenceAdmin(LineageScopedAdminMixin, RecordedAdmin):
+class NamingPreferenceAdmin(LineageScopedAdminMixin, LineageColumnMixin, RecordedAdmin):
     form = NamingPreferenceForm
-    list_display = ["user", "persona_lineage_id", "nickname_override", "prefix_override", "suffix_override"]
+    list_display = ["user", "lineage", "nickname_override", "prefix_override", "suffix_override"]
     list_select_related = ["user"]
     list_filter = [LineageListFilter]
     search_fields = ["=user__user_disc_id", "user__username", "nickname_override"]
@@ -390,10 +397,10 @@ class NamingPreferenceAdmin(LineageScopedAdminMixin, RecordedAdmin):
 
 
 @admin.register(StatCounter)
-class StatCounterAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
+class StatCounterAdmin(ServerScopedAdminMixin, LineageColumnMixin, admin.ModelAdmin):
     """Read-only activity counters (D-16 ``has_server_activity``)."""
 
-    list_display = ["metric", "metric_key", "bucket", "count", "user", "server", "persona_lineage_id"]
+    list_display = ["metric", "metric_key", "bucket", "count", "user", "server", "lineage"]
     list_select_related = ["user", "server"]
     list_filter = ["metric", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=user__user_disc_id"]

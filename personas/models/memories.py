@@ -52,7 +52,10 @@ class PersonalMemory(ToolProvenance):
         ]
 
     def __str__(self) -> str:
-        return self.content[:80]
+        # Imported here: the helper reads the models of this module.
+        from personas.memory_text import memory_title
+
+        return memory_title(self)[:80]
 
 
 class ServerMemory(ToolProvenance):
@@ -91,7 +94,9 @@ class ServerMemory(ToolProvenance):
         ]
 
     def __str__(self) -> str:
-        return self.content[:80]
+        from personas.memory_text import memory_title
+
+        return memory_title(self)[:80]
 
 
 class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-defined]

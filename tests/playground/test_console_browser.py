@@ -37,8 +37,9 @@ def test_a_superuser_adds_a_moderator_who_saves_a_memory_with_comma_separated_ta
     assert result["linkPath"].startswith("/account/set-password/")
     assert "Log in" in result["passwordSet"]
     # alice sees her server's console and nothing of the platform's accounts or schedules.
-    assert "Personas" in result["moderatorSections"]
-    assert not {"Authentication and Authorization", "Periodic Tasks"} & set(result["moderatorSections"])
+    assert {"People", "Personas and memories", "Turns"} <= set(result["moderatorSections"])
+    assert "Discord users" in result["moderatorModels"]
+    assert not {"Users", "Groups", "Periodic tasks"} & set(result["moderatorModels"])
     assert result["memoryErrors"] == []
     assert any("was added successfully" in m for m in result["memoryMessages"])
     assert result["savedTags"] == "music, jazz"

@@ -26,7 +26,8 @@ from tests.playground.user_view_setup import ALICE_PASSWORD, OTHER_SERVER, OTHER
 pytestmark = pytest.mark.slow
 
 WINDOW_WIDTH = 1400
-FORGOTTEN = "{user} is studying for a chemistry exam"
+# Memories are shown with names for `{user}` (issue 32 item 3): Mina is her Discord name.
+FORGOTTEN = "Mina is studying for a chemistry exam"
 
 
 def walk_as_alice(tmp_path: Path, script: str, **script_env: str) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) 
     assert result["ok"], result.get("error") or result
     view = result["viewText"]
     # The global memory reaches alice's server's prompts: shown, read-only for her.
-    assert "{user} prefers green tea" in view
+    assert "Mina prefers green tea" in view
     assert any(h.startswith("Global (lineage 0)") and h.endswith("(read-only)") for h in result["lineages"])
     assert FORGOTTEN in view and "apply on every server" in view
     assert result["privacyHides"].startswith("What it hides: Nothing.")

@@ -34,13 +34,17 @@ logger = logging.getLogger("botplatform.serve")
 CHILD_STOP_SECONDS = 10
 RESTART_CAP_SECONDS = 300.0
 STABLE_SECONDS = 600.0
+STATIC_PATH = "/" + settings.STATIC_URL.lstrip("/")
 
 
 def access_log(protocol: Any, action: str, details: dict[str, Any]) -> None:
-    """One line per request without ids or credentials (``mask_ids``): query strings are dropped."""
+    """One line per request without ids or credentials (``mask_ids``): query strings are dropped.
+    Static files served fine are DEBUG: every page loads a dozen, and they buried the requests people make."""
     path = mask_ids(str(details.get("path", "")))
     if action == "complete":
-        logger.info("%s %s %s", details.get("method", "-"), path, details.get("status", "-"))
+        status = details.get("status", "-")
+        quiet = path.startswith(STATIC_PATH) and isinstance(status, int) and status < 400
+        logger.log(logging.DEBUG if quiet else logging.INFO, "%s %s %s", details.get("method", "-"), path, status)
     elif action in {"connected", "disconnected", "rejected"}:
         logger.info("websocket %s %s", action, path)
 

@@ -97,6 +97,7 @@ async function main() {
     result.passwordSet = (await page.locator("#content").textContent()).replace(/\s+/g, " ").trim();
     await signIn(page, config.moderator, config.moderatorPassword);
     result.moderatorSections = (await page.locator("#content-main .module caption").allTextContents()).map((s) => s.trim());
+    result.moderatorModels = (await page.locator("#content-main .task-group th").allTextContents()).map((s) => s.trim());
     await shot(page, "console-moderator-home.png", result);
     result.steps.push("moderator signed in");
 

@@ -1,0 +1,82 @@
+"""A memory as people read it: `{user}` and `{bot}` filled in with names, as the prompt fills them.
+
+Memories are stored as templates so a renamed user or persona stays named right in the prompt; the
+admin's lists, titles and history, the export and the API show them with the names instead (the edit
+form keeps the template, where it is changed). The placeholders are replaced by the pipeline's own
+rule (``chatcontext.participants.mentions``), which chatcontext registers here from its AppConfig.ready
+(personas, the lowest layer, imports nothing above it). The user is named by their Discord name,
+never a saved nickname: a privacy-FULL user's chosen name must not reach a moderator's page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import QuerySet
+
+from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory, ServerMemory
+
+# {bot} of a global memory: every persona reads it, each with its own name.
+ANY_PERSONA = "the persona"
+# {user} of a server memory: whoever the persona answers.
+ANY_USER = "the person answered"
+# {user} of an old version whose user row is gone (the audit trail keeps versions).
+GONE_USER = "a user no longer stored"
+
+
+def user_name(user: DiscordUser) -> str:
+    return user.global_name or user.username or user.user_disc_id
+
+
+class PlaceholderFiller(Protocol):
+    def __call__(self, text: str, user: str, persona: str) -> str:
+        """``text`` with `{user}` as ``user`` and `{bot}` as ``persona``, as a prompt would read it."""
+
+
+_filler: PlaceholderFiller | None = None
+
+
+def register_placeholder_filler(filler: PlaceholderFiller) -> None:
+    global _filler
+    _filler = filler
+
+
+def filled(content: str, user: str, persona: str) -> str:
+    # No fallback: a page would show a template as if it were the text.
+    if _filler is None:
+        raise RuntimeError("no placeholder filler is registered (chatcontext registers one when it is ready)")
+    return _filler(content, user, persona)
+
+
+def lineage_persona_names(lineage_ids: Iterable[int], personas: QuerySet[Persona] | None = None) -> dict[int, str]:
+    """Lineage id → the name of its main persona (else its first alter) among ``personas`` (the reader's
+    scope: another server's persona sharing a lineage stays unnamed); one query."""
+    wanted = sorted(set(lineage_ids) - {GLOBAL_LINEAGE_ID})
+    names: dict[int, str] = {}
+    scope = Persona.objects.all() if personas is None else personas
+    rows = scope.filter(persona_lineage_id__in=wanted).order_by("persona_lineage_id", "is_alter", "persona_id")
+    for lineage_id, nickname in rows.values_list("persona_lineage_id", "persona_nickname"):
+        names.setdefault(lineage_id, nickname)
+    return names
+
+
+def persona_name(lineage_id: int, names: dict[int, str]) -> str:
+    return names.get(lineage_id, ANY_PERSONA)
+
+
+def memory_title(memory: PersonalMemory | ServerMemory) -> str:
+    """A memory's text with names, for its title and history. A row of an admin list carries its
+    persona's name (``LineageColumnMixin``'s annotation); any other costs one query for it."""
+    if hasattr(memory, "lineage_persona"):
+        persona = memory.lineage_persona or ANY_PERSONA
+    else:
+        persona = persona_name(memory.persona_lineage_id, lineage_persona_names([memory.persona_lineage_id]))
+    if not isinstance(memory, PersonalMemory):
+        return filled(memory.content, ANY_USER, persona)
+    try:
+        user = user_name(memory.user)
+    except ObjectDoesNotExist:  # an old version's user may be gone: its title still renders
+        user = GONE_USER
+    return filled(memory.content, user, persona)

@@ -1,0 +1,6 @@
+from django import template
+
+from personas.times import shown
+
+register = template.Library()
+register.filter("when", shown)

@@ -1,0 +1,103 @@
+"""What the console and the API show people (issue 32 item 3): memories with names instead of `{user}`
+and `{bot}` in lists, titles, breadcrumbs, history, the export and the API (the edit form keeps the
+template, where it is changed); lineages named by their persona; the history page in words; every time
+in one format with its zone."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from personas import actions
+from personas.models import GLOBAL_LINEAGE_ID, ApiToken, DiscordUser, Persona, PersonalMemory, ServerMember
+
+pytestmark = pytest.mark.django_db
+
+TEMPLATE = "{user} taught {bot} a whistle"
+SHOWN = "Mina taught Tomori a whistle"
+PLACEHOLDER = re.compile(r"\{(user|bot)\}")
+# The console's one format: 2026-12-06 11:07 UTC.
+CONSOLE_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\b")
+
+
+@pytest.fixture
+def remembered(main_persona: Persona, make_user: Any) -> dict[str, Any]:
+    mina: DiscordUser = make_user(username="mina", global_name="Mina", user_nickname="Minnie-secret-nickname")
+    ServerMember.objects.create(server=main_persona.server, user_disc_id=mina.user_disc_id, username="mina")
+    actor = actions.Actor.system("test")
+    memory = actions.add_personal_memory(mina, main_persona.persona_lineage_id, TEMPLATE, actor=actor)
+    actions.update_personal_memory(memory, content=f"{TEMPLATE} on Sundays", tags=None, actor=actor)
+    actions.add_personal_memory(mina, GLOBAL_LINEAGE_ID, "{user} prefers green tea", actor=actor)
+    return {"mina": mina, "memory": PersonalMemory.objects.get(pk=memory.pk), "persona": main_persona}
+
+
+def text(response: Any) -> str:
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_memory_lists_name_the_user_and_persona_and_the_lineage(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    page = text(admin_client.get(reverse("admin:personas_personalmemory_changelist")))
+    assert f"{SHOWN} on Sundays" in page and "Mina prefers green tea" in page
+    assert not PLACEHOLDER.search(page)
+    assert f"Tomori · {remembered['persona'].persona_lineage_id}" in page
+    assert "Minnie-secret-nickname" not in page  # a saved nickname is the user's, not the moderators'
+    assert CONSOLE_TIME.search(page)
+
+
+def test_a_memory_page_titles_it_with_names_and_edits_the_template(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    memory = remembered["memory"]
+    page = text(admin_client.get(reverse("admin:personas_personalmemory_change", args=[memory.pk])))
+    title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)  # type: ignore[union-attr]
+    breadcrumbs = re.search(r'<div class="breadcrumbs">(.*?)</div>', page, re.S).group(1)  # type: ignore[union-attr]
+    assert SHOWN in title and SHOWN in breadcrumbs
+    assert not PLACEHOLDER.search(title + breadcrumbs)
+    textarea = re.search(r"<textarea[^>]*>(.*?)</textarea>", page, re.S).group(1)  # type: ignore[union-attr]
+    assert textarea.strip() == f"{TEMPLATE} on Sundays"
+
+
+def test_the_history_page_speaks_words_with_names_and_zoned_times(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    memory = remembered["memory"]
+    page = text(admin_client.get(reverse("admin:personas_personalmemory_history", args=[memory.pk])))
+    table = re.search(r'<table id="change-history".*?</table>', page, re.S).group(0)  # type: ignore[union-attr]
+    # The versions are named with names; their field changes show the stored template, as the form does.
+    versions = re.findall(r"<td><a [^>]*>(.*?)</a></td>", table, re.S)
+    assert len(versions) == 2 and all(SHOWN in v and not PLACEHOLDER.search(v) for v in versions)
+    assert "actor_kind" not in table.lower() and "Change reason" not in table and "None" not in table
+    assert "system: test" in table
+    assert len(CONSOLE_TIME.findall(table)) == 2
+
+
+def test_the_api_and_the_export_give_memories_with_names_and_times_to_the_second(remembered) -> None:  # type: ignore[no-untyped-def]
+    mina, server = remembered["mina"], remembered["persona"].server
+    _, token = ApiToken.issue(server, "dash", ApiToken.Scope.READ)
+    headers = {"Authorization": f"Bearer {token}"}
+    base = f"/api/v1/servers/{server.server_disc_id}/users/{mina.user_disc_id}"
+    listed = Client().get(f"{base}/memories", headers=headers)
+    exported = Client().get(f"{base}/export", headers=headers)
+    assert [m["content"] for m in listed.json()] == [f"{SHOWN} on Sundays"]
+    body = exported.content.decode()
+    assert f"{SHOWN} on Sundays" in body and "Mina prefers green tea" in body
+    assert not PLACEHOLDER.search(listed.content.decode() + body)
+    times = re.findall(r'"(?:created_at|updated_at)": "([^"]+)"', body)
+    assert times and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00", t) for t in times)
+
+
+def test_a_version_whose_user_is_gone_is_still_titled(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    memory = remembered["memory"]
+    DiscordUser.objects.filter(pk=remembered["mina"].pk).delete()  # the versions stay in the audit trail
+    table = text(admin_client.get(reverse("admin:personas_personalmemory_history", args=[memory.pk])))
+    assert "a user no longer stored taught Tomori a whistle" in table
+
+
+def test_the_deleted_memories_list_names_the_user_even_once_they_are_gone(admin_client: Client, remembered) -> None:  # type: ignore[no-untyped-def]
+    actions.delete_personal_memory(remembered["memory"], actor=actions.Actor.system("test"))
+    url = reverse("admin:personas_deletedpersonalmemory_changelist")
+    assert f"{SHOWN} on Sundays" in text(admin_client.get(url))
+    DiscordUser.objects.filter(pk=remembered["mina"].pk).delete()
+    page = text(admin_client.get(url))
+    assert "a user no longer stored taught Tomori a whistle" in page and not PLACEHOLDER.search(page)
