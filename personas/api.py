@@ -462,7 +462,7 @@ EXPORT_EXAMPLE = {
 @router.get(
     "/servers/{server_id}/users/{user_disc_id}/export",
     response={200: dict[str, Any], **READ_ERRORS},
-    openapi_extra={"responses": {"200": {"content": {"application/json": {"example": EXPORT_EXAMPLE}}}}},
+    openapi_extra={"responses": {200: {"content": {"application/json": {"example": EXPORT_EXAMPLE}}}}},
 )
 def export_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, Any]:
     """What the personas know about the user on this server, as the admin's user view shows it and its

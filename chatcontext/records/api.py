@@ -213,7 +213,7 @@ SNAPSHOT_EXAMPLE = {
 @router.get(
     "/records/{record_id}/snapshot",
     response={200: dict[str, Any], **READ_ERRORS},
-    openapi_extra={"responses": {"200": {"content": {"application/json": {"example": SNAPSHOT_EXAMPLE}}}}},
+    openapi_extra={"responses": {200: {"content": {"application/json": {"example": SNAPSHOT_EXAMPLE}}}}},
 )
 def export_snapshot(request: HttpRequest, record_id: RecordId) -> JsonResponse:
     """The turn snapshot the record was built from, as a downloadable `replay_turn` input."""

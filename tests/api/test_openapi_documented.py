@@ -4,6 +4,7 @@ schema's properties and every required one. A new endpoint or field without word
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -97,3 +98,18 @@ def test_the_field_names_people_confuse_say_how_they_differ() -> None:
     tokens = schemas["RecordSummaryOut"]["properties"]
     assert "estimate" in tokens["token_estimate"]["description"]
     assert "provider's count" in tokens["input_tokens"]["description"]
+
+
+def test_the_document_has_no_key_twice_in_one_object() -> None:
+    """Swagger UI refuses a document with a repeated key ("duplicated mapping key") and shows nothing:
+    an example given under the status "200" beside ninja's own 200 made two "200" responses."""
+    repeated: list[str] = []
+
+    def keep_unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        repeated.extend(key for key in set(keys) if keys.count(key) > 1)
+        return dict(pairs)
+
+    json.loads(Client().get("/api/openapi.json").content, object_pairs_hook=keep_unique)
+
+    assert repeated == []
