@@ -7,6 +7,7 @@ resolve to a ``personas.access.Principal``; routers scope every query through it
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from django.conf import settings
@@ -107,6 +108,14 @@ def malformed_request(request: HttpRequest, exc: SuspiciousOperation) -> HttpRes
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return api.create_response(request, {"detail": f"Request body larger than {limit} bytes"}, status=413)
     return api.create_response(request, {"detail": "Malformed request"}, status=400)
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """With DEBUG on, ninja answers an unexpected error with its traceback as text, to any caller.
+    The caller gets the API's shape; the traceback goes to the request log (paths masked)."""
+    logging.getLogger("django.request").error("Internal Server Error: %s", request.path, exc_info=exc)
+    return api.create_response(request, {"detail": "Internal server error"}, status=500)
 
 
 api.add_router("/v1/", servers_router)

@@ -112,11 +112,16 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # With DEBUG on, only superusers get Django's technical 404 page (it lists every URL pattern).
+    # With DEBUG on, only superusers get Django's technical 404 and 500 pages (every URL pattern, the
+    # settings); the 500 page goes through DEFAULT_EXCEPTION_REPORTER below.
     "botplatform.middleware.PlainNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# The technical 500 page with DEBUG on: for superusers only, and without the URLs' passwords.
+DEFAULT_EXCEPTION_REPORTER = "botplatform.middleware.SuperuserExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "botplatform.middleware.CredentialMaskingFilter"
 
 ROOT_URLCONF = "botplatform.urls"
 WSGI_APPLICATION = "botplatform.wsgi.application"
