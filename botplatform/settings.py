@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -104,6 +105,8 @@ INSTALLED_APPS = [
     "bot",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",
+    # Login throttling (botplatform.login_throttle).
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -117,6 +120,8 @@ MIDDLEWARE = [
     "botplatform.middleware.PlainNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Answers a locked-out sign-in with 429 (botplatform.login_throttle); django-axes wants it last.
+    "axes.middleware.AxesMiddleware",
 ]
 
 # The technical 500 page with DEBUG on: for superusers only, and without the URLs' passwords.
@@ -211,6 +216,23 @@ CELERY_TIMEZONE = "UTC"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Login throttling with django-axes (botplatform.login_throttle): failures are counted per username
+# and client address together, and a locked combination is free again after the cool-off.
+AUTHENTICATION_BACKENDS = [
+    "botplatform.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = max(1, env_int("LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=max(1, env_int("LOGIN_LOCKOUT_MINUTES", 15)))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address is REMOTE_ADDR (axes' default): a header a client sets itself would give it a
+# fresh combination per request.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# No row per successful sign-in (who signed in from where); failures are kept until reset.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_CLIENT_STR_CALLABLE = "botplatform.login_throttle.client_description"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
