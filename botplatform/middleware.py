@@ -77,8 +77,8 @@ class CredentialMaskingFilter(SafeExceptionReporterFilter):
 
     def cleanse_setting(self, key: Any, value: Any) -> Any:
         cleansed = super().cleanse_setting(key, value)
-        if isinstance(cleansed, str):
-            return _URL_CREDENTIALS.sub(self.cleansed_substitute + "@", cleansed)
+        if isinstance(cleansed, str):  # a lazy string too (django-axes' settings), hence str()
+            return _URL_CREDENTIALS.sub(self.cleansed_substitute + "@", str(cleansed))
         return cleansed
 
 
