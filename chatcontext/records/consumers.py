@@ -30,6 +30,9 @@ from personas.access import access_group, user_sees_server
 from personas.best_effort import send_to_group
 
 FORBIDDEN = 4403
+# A frame from the browser: these sockets only send (and a frame that is no JSON crashed the consumer).
+CLIENT_FRAME = 4400
+NOT_FOUND = 4404
 ACCESS_RECHECK_SECONDS = 5.0
 
 
@@ -112,6 +115,18 @@ class FeedConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         await self.leave_feed()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        self.closed = True
+        await self.leave_feed()
+        await self.close(code=CLIENT_FRAME, reason="this socket only sends")
+
+
+class NoSuchSocket(AsyncJsonWebsocketConsumer):
+    """Every websocket path no route names: refused with 4404 (without it the router raised, a 500)."""
+
+    async def connect(self) -> None:
+        await self.close(code=NOT_FOUND)
 
 
 class ServerTurnsConsumer(FeedConsumer):
