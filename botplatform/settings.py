@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TOMORI_VAR_DIR", BASE_DIR / "var"))
@@ -180,7 +181,15 @@ def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[st
     channels_redis' 5 s, and redis-py (8.x) gives every socket a 5 s read timeout by default: the
     two raced, and an idle live-feed consumer died now and then with "Timeout reading from Redis".
     The socket timeout must stay above the blocking time."""
-    host = {"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}
+    host = {
+        "address": url,
+        "socket_timeout": 30,
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+        # A pooled connection to a Redis that went away and came back fails its first command (the
+        # asyncio pool, unlike the cache's, does not check a connection it hands out): redis-py then
+        # drops it and tries once more on a new one, so the first event or socket after an outage works.
+        "retry_on_error": [RedisConnectionError],
+    }
     return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host], "prefix": prefix}}
 
 

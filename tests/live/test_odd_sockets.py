@@ -9,15 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 
-from botplatform.asgi import application
-from personas.models import Server, ServerModerator
-from tests.live.conftest import Layer
-from tests.live.test_turn_feed import session_cookie
+from tests.live.conftest import feed_socket
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker_connections_released")]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("layer", "worker_connections_released"),
+]
 
 RECEIVE_SECONDS = 10
 # What the browser sees (chatcontext.records.consumers.CLIENT_FRAME and NOT_FOUND).
@@ -25,22 +23,11 @@ CLIENT_FRAME = 4400
 NOT_FOUND = 4404
 
 
-@pytest.fixture
-def alice(layer: Layer) -> dict[str, Any]:
-    server = Server.objects.create(server_disc_id="4100", name="Night Owls")
-    user = get_user_model().objects.create_user("alice", is_staff=True)
-    ServerModerator.objects.create(server=server, user=user)
-    return {"server": server, "cookie": session_cookie(user)}
-
-
-def socket(path: str, cookie: bytes) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver"), (b"cookie", cookie)]
-    return WebsocketCommunicator(application, path, headers=headers)
-
-
 @pytest.mark.parametrize("frame", [{"text_data": "not json {"}, {"text_data": '{"ok": 1}'}, {"bytes_data": b"\x00"}])
-async def test_a_frame_from_the_browser_closes_the_feed_with_4400(alice: dict[str, Any], frame: dict[str, Any]) -> None:
-    communicator = socket(f"/ws/servers/{alice['server'].pk}/turns/", alice["cookie"])
+async def test_a_frame_from_the_browser_closes_the_feed_with_4400(
+    moderator: dict[str, Any], frame: dict[str, Any]
+) -> None:
+    communicator = feed_socket(f"/ws/servers/{moderator['server'].pk}/turns/", moderator["cookie"])
     connected, _ = await communicator.connect()
     assert connected
     await communicator.send_to(**frame)
@@ -50,7 +37,7 @@ async def test_a_frame_from_the_browser_closes_the_feed_with_4400(alice: dict[st
 
 
 @pytest.mark.parametrize("path", ["/ws/nowhere/", "/ws/servers/abc/turns/", "/admin/", "/"])
-async def test_a_path_no_route_names_is_refused_with_4404(alice: dict[str, Any], path: str) -> None:
-    communicator = socket(path, alice["cookie"])
+async def test_a_path_no_route_names_is_refused_with_4404(moderator: dict[str, Any], path: str) -> None:
+    communicator = feed_socket(path, moderator["cookie"])
     assert await communicator.connect(timeout=RECEIVE_SECONDS) == (False, NOT_FOUND)
     await communicator.wait(timeout=RECEIVE_SECONDS)
