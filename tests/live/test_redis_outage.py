@@ -44,6 +44,14 @@ async def streams(communicator: WebsocketCommunicator, moderator: dict[str, Any]
     return sent and await communicator.receive_json_from(timeout=RECEIVE_SECONDS) == {"type": "turn", "record": record}
 
 
+async def streaming_socket(moderator: dict[str, Any]) -> WebsocketCommunicator:
+    """A turn-feed socket that connected and received an event."""
+    communicator = turns(moderator)
+    assert await communicator.connect(timeout=RECEIVE_SECONDS) == (True, None)
+    assert await streams(communicator, moderator)
+    return communicator
+
+
 async def test_a_new_socket_is_closed_with_a_reason_while_redis_is_down(
     moderator: dict[str, Any], redis_down: str
 ) -> None:
@@ -56,31 +64,17 @@ async def test_a_new_socket_is_closed_with_a_reason_while_redis_is_down(
 if REDIS_URL:  # the proxy needs a Redis behind it; without one these tests do not exist (nothing is skipped)
 
     @pytest.mark.redis
-    async def test_an_open_socket_is_closed_with_a_reason_when_redis_goes_away(
+    async def test_a_blip_closes_the_open_socket_with_a_reason_and_the_first_socket_after_it_streams(
         moderator: dict[str, Any], redis_proxy: LoopbackProxy
     ) -> None:
-        communicator = turns(moderator)
-        assert (await communicator.connect(timeout=RECEIVE_SECONDS))[0]
-        assert await streams(communicator, moderator)
+        first = await streaming_socket(moderator)
         redis_proxy.stop()
-        assert await communicator.receive_output(timeout=RECEIVE_SECONDS) == PAUSED
-        await communicator.wait(timeout=RECEIVE_SECONDS)
-
-    @pytest.mark.redis
-    async def test_the_first_socket_after_the_outage_connects_and_streams(
-        moderator: dict[str, Any], redis_proxy: LoopbackProxy
-    ) -> None:
-        first = turns(moderator)
-        assert (await first.connect(timeout=RECEIVE_SECONDS))[0]
-        assert await streams(first, moderator)
-        redis_proxy.stop()
-        await first.receive_output(timeout=RECEIVE_SECONDS)
+        assert await first.receive_output(timeout=RECEIVE_SECONDS) == PAUSED
+        await first.wait(timeout=RECEIVE_SECONDS)  # the consumer ended without raising
         redis_proxy.start()
         best_effort.FEED.succeeded()  # the retry time has passed
 
-        second = turns(moderator)
-        assert await second.connect(timeout=RECEIVE_SECONDS) == (True, None)
-        assert await streams(second, moderator)
+        second = await streaming_socket(moderator)
         await second.disconnect()
 
 
