@@ -7,12 +7,14 @@ resolve to a ``personas.access.Principal``; routers scope every query through it
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, ValidationError
 from django.db import DataError, connection
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, RawPostDataException
+from django.http.multipartparser import MultiPartParserError
 from ninja import Field, NinjaAPI, Schema, Status, Swagger
 from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as InputError
@@ -126,6 +128,23 @@ def malformed_request(request: HttpRequest, exc: SuspiciousOperation) -> HttpRes
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return api.create_response(request, {"detail": f"Request body larger than {limit} bytes"}, status=413)
     return api.create_response(request, {"detail": "Malformed request"}, status=400)
+
+
+@api.exception_handler(MultiPartParserError)
+@api.exception_handler(RawPostDataException)
+def form_body(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """The API reads JSON. A multipart body sent with a signed-in session is read as a form by the
+    CSRF check first: malformed, it raised there; well formed, it was consumed, and reading the
+    JSON body raised. Both were 500s."""
+    return api.create_response(request, {"detail": "Request body must be JSON (application/json)"}, status=400)
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """With DEBUG on, ninja answers an unexpected error with its traceback as text, to any caller.
+    The caller gets the API's shape; the traceback goes to the request log (paths masked)."""
+    logging.getLogger("django.request").error("Internal Server Error: %s", request.path, exc_info=exc)
+    return api.create_response(request, {"detail": "Internal server error"}, status=500)
 
 
 api.add_router("/v1/", servers_router)

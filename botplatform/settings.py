@@ -10,11 +10,13 @@ import contextlib
 import os
 import re
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TOMORI_VAR_DIR", BASE_DIR / "var"))
@@ -105,6 +107,8 @@ INSTALLED_APPS = [
     "bot",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",
+    # Login throttling (botplatform.login_throttle).
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -115,12 +119,19 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # With DEBUG on, only superusers get Django's technical 404 page (it lists every URL pattern).
+    # With DEBUG on, only superusers get Django's technical 404 and 500 pages (every URL pattern, the
+    # settings); the 500 page goes through DEFAULT_EXCEPTION_REPORTER below.
     "botplatform.middleware.PlainNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Answers a locked-out sign-in with 429 (botplatform.login_throttle); django-axes wants it last.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# The technical 500 page with DEBUG on: for superusers only, and without the URLs' passwords.
+DEFAULT_EXCEPTION_REPORTER = "botplatform.middleware.SuperuserExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "botplatform.middleware.CredentialMaskingFilter"
 
 # Every page's Content-Security-Policy (django-csp): scripts only from this server's own files, no
 # inline script, so a stored upload or a model's reply rendered in a page can never run script in a
@@ -192,7 +203,15 @@ def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[st
     channels_redis' 5 s, and redis-py (8.x) gives every socket a 5 s read timeout by default: the
     two raced, and an idle live-feed consumer died now and then with "Timeout reading from Redis".
     The socket timeout must stay above the blocking time."""
-    host = {"address": url, "socket_timeout": 30, "socket_connect_timeout": REDIS_CONNECT_TIMEOUT}
+    host = {
+        "address": url,
+        "socket_timeout": 30,
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+        # A pooled connection to a Redis that went away and came back fails its first command (the
+        # asyncio pool, unlike the cache's, does not check a connection it hands out): redis-py then
+        # drops it and tries once more on a new one, so the first event or socket after an outage works.
+        "retry_on_error": [RedisConnectionError],
+    }
     return {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host], "prefix": prefix}}
 
 
@@ -231,6 +250,23 @@ PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_TRANSCR
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Login throttling with django-axes (botplatform.login_throttle): failures are counted per username
+# and client address together, and a locked combination is free again after the cool-off.
+AUTHENTICATION_BACKENDS = [
+    "botplatform.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = max(1, env_int("LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=max(1, env_int("LOGIN_LOCKOUT_MINUTES", 15)))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address is REMOTE_ADDR (axes' default): a header a client sets itself would give it a
+# fresh combination per request.
+AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# No row per successful sign-in (who signed in from where); failures are kept until reset.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_CLIENT_STR_CALLABLE = "botplatform.login_throttle.client_description"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -397,19 +433,16 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "filters": {"mask_path_ids": {"()": "botplatform.logging_filters.MaskPathIds"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
-        "console_masked": {
-            "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["mask_path_ids"],
-        },
-    },
+    # Every logger writes through this one handler, so every line is masked: request paths carry
+    # Discord ids (django.request, django.server, django.security.*), database errors quote SQL and values.
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["mask_path_ids"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
+        # Its DEBUG lines are every query with its parameters.
         "django.db.backends": {"level": "WARNING"},
-        # Request paths carry Discord ids; these loggers print them on every 4xx/5xx.
-        "django.request": {"handlers": ["console_masked"], "level": "WARNING", "propagate": False},
-        "django.server": {"handlers": ["console_masked"], "level": "INFO", "propagate": False},
+        "django.request": {"level": "WARNING"},
+        "django.server": {"level": "INFO"},
+        # A line per sign-in otherwise ("Deleted 0 failed login attempts"); lockouts are warnings.
+        "axes": {"level": "WARNING"},
     },
 }

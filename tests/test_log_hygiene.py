@@ -1,13 +1,20 @@
-"""Request logs never carry the ids in a path (Discord user ids appear in API paths)."""
+"""Logs never carry the ids in a path (Discord user ids appear in API and admin paths), nor the SQL
+and values a database error quotes (issue 26 item 6). The end-to-end tests read what the configured
+console handler writes, as the operator's terminal would show it."""
 
 from __future__ import annotations
 
+import io
 import logging
+from collections.abc import Iterator
 
 import pytest
 from django.test import Client
 
 from botplatform.logging_filters import MaskPathIds, mask_ids
+
+DISCORD_ID = "555555555555555555"
+MEMBERS_WORDS = "my secret diary entry"
 
 
 def test_mask_ids_masks_numeric_segments_and_drops_query_strings():
@@ -32,9 +39,52 @@ def test_django_request_warnings_do_not_carry_the_user_id(caplog):  # type: igno
     assert "555555555555555555" not in logged
 
 
-def test_the_masking_filter_is_installed_on_the_request_loggers():
+def test_every_handler_masks_and_no_logger_bypasses_them():
     from django.conf import settings
 
-    for name in ("django.request", "django.server"):
-        handlers = settings.LOGGING["loggers"][name]["handlers"]
-        assert all("mask_path_ids" in settings.LOGGING["handlers"][h].get("filters", []) for h in handlers)
+    assert all("mask_path_ids" in handler.get("filters", []) for handler in settings.LOGGING["handlers"].values())
+    assert all(logger.get("propagate", True) for logger in settings.LOGGING["loggers"].values())
+
+
+@pytest.fixture
+def console() -> Iterator[io.StringIO]:
+    """What the configured console handlers (settings.LOGGING) write, whichever logger they are on."""
+    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in logging.root.manager.loggerDict)]
+    handlers = {h for logger in loggers for h in logger.handlers if type(h) is logging.StreamHandler}
+    out = io.StringIO()
+    previous = {handler: handler.setStream(out) for handler in handlers}
+    try:
+        yield out
+    finally:
+        for handler, stream in previous.items():
+            handler.setStream(stream)
+
+
+@pytest.mark.django_db
+def test_a_csrf_refusal_logs_the_path_without_the_discord_id(console: io.StringIO) -> None:
+    response = Client(enforce_csrf_checks=True).post(f"/admin/personas/user/{DISCORD_ID}/change/", {"a": "b"})
+    assert response.status_code == 403
+    logged = console.getvalue()
+    assert "Forbidden (CSRF cookie not set.): /admin/personas/user/<id>/change/" in logged
+    assert DISCORD_ID not in logged
+
+
+@pytest.mark.django_db
+@pytest.mark.urls("tests.foundation.failing_urls")
+def test_a_database_error_is_logged_without_its_sql_and_values(console: io.StringIO) -> None:
+    response = Client(raise_request_exception=False).get("/fails/database/", {"q": MEMBERS_WORDS})
+    assert response.status_code == 500
+    logged = console.getvalue()
+    assert "Internal Server Error: /fails/database/" in logged
+    assert "django.db.utils." in logged and "Traceback" in logged  # the kind and where it happened stay
+    assert MEMBERS_WORDS not in logged
+
+
+def test_a_database_error_as_an_argument_is_logged_by_its_class(console: io.StringIO) -> None:
+    from django.db import IntegrityError
+
+    error = IntegrityError(f"duplicate key value violates unique constraint DETAIL: Key (content)=({MEMBERS_WORDS})")
+    logging.getLogger("bot.conversation.runner").warning("reply delivery failed (%s)", error)
+    logged = console.getvalue()
+    assert "reply delivery failed (IntegrityError" in logged
+    assert MEMBERS_WORDS not in logged

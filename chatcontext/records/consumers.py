@@ -27,9 +27,15 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from personas.access import access_group, user_sees_server
-from personas.best_effort import send_to_group
+from personas.best_effort import FEED, REDIS_ERRORS, send_to_group
 
 FORBIDDEN = 4403
+# A frame from the browser: these sockets only send (and a frame that is no JSON crashed the consumer).
+CLIENT_FRAME = 4400
+NOT_FOUND = 4404
+# The channel layer (Redis) is unreachable: the page says live updates are paused and reconnects.
+LIVE_PAUSED = 4503
+PAUSED_REASON = "live updates paused: Redis unreachable"
 ACCESS_RECHECK_SECONDS = 5.0
 
 
@@ -68,6 +74,22 @@ class FeedConsumer(AsyncJsonWebsocketConsumer):
     feed_groups: list[str]
     checked_at = 0.0
     closed = False
+    accepted = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """A channel layer that fails, when the socket connects or while it is open, ended the consumer
+        with its exception: a handshake 500, or 1006 for an open socket. It closes the socket with
+        LIVE_PAUSED and a reason instead (accepted first, or the browser sees neither)."""
+        try:
+            await super().__call__(scope, receive, send)
+        except REDIS_ERRORS as exc:
+            FEED.failed(exc)
+            if self.closed:
+                return
+            self.closed = True
+            if not self.accepted:
+                await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": LIVE_PAUSED, "reason": PAUSED_REASON})
 
     async def open_feed(self, server_id: int, groups: list[str]) -> None:
         """Accept the socket and join ``groups`` if the account sees ``server_id``; else close with 4403."""
@@ -80,6 +102,7 @@ class FeedConsumer(AsyncJsonWebsocketConsumer):
         for group in self.feed_groups:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
+        self.accepted = True
 
     async def access_holds(self) -> bool:
         """Ask the database again; on a refusal leave the groups and close the socket with 4403."""
@@ -112,6 +135,18 @@ class FeedConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         await self.leave_feed()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        self.closed = True
+        await self.leave_feed()
+        await self.close(code=CLIENT_FRAME, reason="this socket only sends")
+
+
+class NoSuchSocket(AsyncJsonWebsocketConsumer):
+    """Every websocket path no route names: refused with 4404 (without it the router raised, a 500)."""
+
+    async def connect(self) -> None:
+        await self.close(code=NOT_FOUND)
 
 
 class ServerTurnsConsumer(FeedConsumer):

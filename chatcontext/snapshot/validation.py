@@ -146,14 +146,21 @@ def check_values(doc: Any) -> None:
             stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(value))))
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def format_path(parts: Iterable[str | int]) -> str:
-    """``["messages", 3, "author", "id"]`` → ``messages[3].author.id``."""
+    """``["messages", 3, "author", "id"]`` → ``messages[3].author.id``. A key that is not a plain name
+    (an unknown key can be anything, a line break included) is written as a JSON string in brackets,
+    ``server["a b\\n"]``, so the error stays one line and says exactly which key."""
     out = ""
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(part):
+            out += f"[{json.dumps(part)}]"
         else:
-            out += f".{part}" if out else str(part)
+            out += f".{part}" if out else part
     return out or ROOT_PATH
 
 

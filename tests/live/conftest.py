@@ -11,15 +11,17 @@ subprocess gets its name.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sqlite3
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 import redis
@@ -72,6 +74,29 @@ async def worker_connections_released() -> AsyncIterator[None]:
     outlive this test and read the wrong database in a later one (tests/bot/conftest.py)."""
     yield
     await sync_to_async(release_worker_connections, thread_sensitive=True)()
+
+
+@pytest.fixture
+def moderator(transactional_db: None) -> dict[str, Any]:
+    """alice, staff and moderator of Night Owls: the server and her session cookie."""
+    from django.contrib.auth import get_user_model
+
+    from personas.models import Server, ServerModerator
+    from tests.live.test_turn_feed import session_cookie
+
+    server = Server.objects.create(server_disc_id="4100", name="Night Owls")
+    user = get_user_model().objects.create_user("alice", is_staff=True)
+    ServerModerator.objects.create(server=server, user=user)
+    return {"server": server, "cookie": session_cookie(user)}
+
+
+def feed_socket(path: str, cookie: bytes) -> Any:
+    """A browser's websocket to ``path`` of the ASGI application, with a session cookie."""
+    from channels.testing import WebsocketCommunicator
+
+    from botplatform.asgi import application
+
+    return WebsocketCommunicator(application, path, headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)])
 
 
 def closed_port() -> int:
@@ -147,3 +172,71 @@ def shared_database_url(transactional_db: None, tmp_path: Path) -> Iterator[str]
 
 # The playground's demo server, for the Redis-down playground test.
 from tests.playground.conftest import demo, offline_llm, uploads_dir  # noqa: E402, F401
+
+
+class LoopbackProxy:
+    """A TCP proxy on a local port in front of the real Redis, which a test stops (every connection
+    through it drops, new ones are refused) and starts again on the same port: a Redis outage and
+    its end without touching the server."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.port = closed_port()
+        self._listener: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            connections, self._connections = self._connections, []
+        for sock in [*([listener] if listener else []), *connections]:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+                server = socket.create_connection(self.upstream)
+            except OSError:
+                return
+            with self._lock:
+                self._connections += [client, server]
+            for source, target in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                target.sendall(data)
+        for sock in (source, target):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.fixture
+def redis_proxy(settings: Any) -> Iterator[LoopbackProxy]:
+    """The channel layer and the cache on the real Redis (REDIS_URL) through a LoopbackProxy."""
+    url = urlsplit(require_redis(REDIS_URL))
+    proxy = LoopbackProxy((url.hostname or "127.0.0.1", url.port or 6379))
+    proxy.start()
+    credentials = url.netloc.rpartition("@")[0]
+    proxied = urlunsplit(url._replace(netloc=(credentials + "@" if credentials else "") + f"127.0.0.1:{proxy.port}"))
+    settings.REDIS_URL = proxied
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(proxied, LIVE_PREFIX)}
+    settings.CACHES = {"default": redis_cache(proxied)}
+    yield proxy
+    proxy.stop()
+    best_effort.FEED.succeeded()
+    best_effort.CACHE.succeeded()

@@ -17,6 +17,7 @@
   const files = document.getElementById("pg-files");
   const identity = document.getElementById("pg-identity");
   const status = document.getElementById("pg-status");
+  const livePaused = document.getElementById("pg-live-paused");
   const sendButton = document.getElementById("pg-send");
   const replyTo = document.getElementById("pg-reply-to");
   const replyBanner = document.getElementById("pg-reply-banner");
@@ -253,7 +254,10 @@
   function connect(delay) {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const socket = new WebSocket(scheme + "://" + location.host + root.dataset.socketPath);
-    socket.addEventListener("open", () => root.classList.add("live"));
+    socket.addEventListener("open", () => {
+      root.classList.add("live");
+      livePaused.hidden = true;
+    });
     socket.addEventListener("message", (raw) => {
       const event = JSON.parse(raw.data);
       if (event.kind === "message") upsert(event.message, event.stream_id);
@@ -263,6 +267,8 @@
     });
     socket.addEventListener("close", (closed) => {
       root.classList.remove("live");
+      // 4503: the server's channel layer (Redis) is unreachable (chatcontext.records.consumers.LIVE_PAUSED).
+      if (closed.code === 4503) livePaused.hidden = false;
       if (closed.code !== 4403) setTimeout(() => connect(Math.min(delay * 2, 30000)), delay);
     });
   }

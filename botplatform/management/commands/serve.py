@@ -143,18 +143,18 @@ class Command(BaseCommand):
         # Imported here: daphne installs Twisted's asyncio reactor on import, which only this command needs.
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
-        from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
         from twisted.internet import reactor
 
         from bot.conversation.providers.summary import platform_model_summary
         from botplatform.asgi import application
+        from botplatform.static_files import StaticFilesHandler
 
         self.check_migrations()
         self.note_interrupted_turns()
         host, port = options["host"], options["port"]
         app: Any = application
         if settings.DEBUG or options["serve_static"]:
-            app = ASGIStaticFilesHandler(application)
+            app = StaticFilesHandler(application)
         base = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
         logger.info("Tomori Platform on %s/admin/ (API docs: %s/api/docs)", base, base)
         logger.info("Language model: %s", platform_model_summary())
