@@ -7,6 +7,7 @@ and in-process Celery tasks, so ``make run`` works on a fresh machine.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import secrets
@@ -22,29 +23,53 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TOMORI_VAR_DIR", BASE_DIR / "var"))
 
 
+# Every variable is parsed strictly (as healthchecks does): a value that is not what the variable
+# takes refuses the start with one line naming it (manage.py prints it), never a silent default; a
+# typo would otherwise serve cookies over plain HTTP, drop HSTS or change a limit unnoticed.
+_YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+
+
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_switch(name: str, default: bool) -> bool:
-    """A switch that keeps its default unless set to a clear yes or no word (a typo changes nothing)."""
     raw = os.environ.get(name, "").strip().lower()
-    if raw in {"1", "true", "yes", "on"}:
-        return True
-    if raw in {"0", "false", "no", "off"}:
-        return False
-    return default
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return int(raw) if raw else default
-    except ValueError:
+    if not raw:
         return default
+    if raw not in _YES | _NO:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of 1/0, true/false, yes/no, on/off")
+    return raw in _YES
+
+
+def env_int(name: str, default: int, minimum: int | None = 0) -> int:
+    """A whole number of at least ``minimum`` (None: any)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} is below its minimum of {minimum}")
+    return value
+
+
+def env_tunable(name: str, default: int) -> int:
+    """A pipeline tunable: any whole number, which chatcontext.config clamps as
+    docs/behaviour/build-context.md §0.1 says (e.g. a timeout of 0 or less is the default)."""
+    return env_int(name, default, minimum=None)
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A positive, finite number of seconds."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a positive number of seconds")
+    return value
 
 
 DEBUG = env_bool("DEBUG", True)
@@ -245,7 +270,7 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 # How long a playground message waits for its voice transcript from a worker (with REDIS_URL) before
 # the turn goes on without it (bot.playground.service); the default leaves a short voice message time.
-PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS", "30") or 30)
+PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = env_seconds("PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS", 30)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -257,8 +282,8 @@ AUTHENTICATION_BACKENDS = [
     "botplatform.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = max(1, env_int("LOGIN_FAILURE_LIMIT", 5))
-AXES_COOLOFF_TIME = timedelta(minutes=max(1, env_int("LOGIN_LOCKOUT_MINUTES", 15)))
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 # The client address is REMOTE_ADDR (axes' default): a header a client sets itself would give it a
@@ -331,18 +356,18 @@ def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
 
 
 LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOINTS", ""))
-LLM_TIMEOUT_SECONDS = float(os.environ.get("LLM_TIMEOUT_SECONDS", "60") or 60)
+LLM_TIMEOUT_SECONDS = env_seconds("LLM_TIMEOUT_SECONDS", 60)
 # The reply cap (`max_tokens`) of every request to a model, so no reply runs on without end.
-LLM_MAX_REPLY_TOKENS = max(env_int("LLM_MAX_REPLY_TOKENS", 1024), 1)
+LLM_MAX_REPLY_TOKENS = env_int("LLM_MAX_REPLY_TOKENS", 1024, minimum=1)
 # Time budget of one image download for a vision model (bot.conversation.media).
-MEDIA_FETCH_TIMEOUT_SECONDS = float(os.environ.get("MEDIA_FETCH_TIMEOUT_SECONDS", "10") or 10)
+MEDIA_FETCH_TIMEOUT_SECONDS = env_seconds("MEDIA_FETCH_TIMEOUT_SECONDS", 10)
 # Most pixels an image from outside may declare (bot.conversation.image_bytes): larger ones are
 # refused from their header, before any pixel is decoded (about 4 bytes of memory per pixel).
-MAX_IMAGE_PIXELS = env_int("MAX_IMAGE_PIXELS", 25_000_000)
+MAX_IMAGE_PIXELS = env_int("MAX_IMAGE_PIXELS", 25_000_000, minimum=1)
 # Persona tools (bot.conversation.tools): model rounds with tool calls per turn before the reply is
 # asked for without tools, and how long one tool call may take.
 LLM_TOOL_MAX_ROUNDS = int(os.environ.get("LLM_TOOL_MAX_ROUNDS", "3") or 3)
-LLM_TOOL_TIMEOUT_SECONDS = float(os.environ.get("LLM_TOOL_TIMEOUT_SECONDS", "10") or 10)
+LLM_TOOL_TIMEOUT_SECONDS = env_seconds("LLM_TOOL_TIMEOUT_SECONDS", 10)
 # Commands that print links say so while it is the default (it is then likely not where people go).
 PUBLIC_BASE_URL_DEFAULT = "http://127.0.0.1:8000"
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", PUBLIC_BASE_URL_DEFAULT).rstrip("/")
@@ -355,23 +380,23 @@ TOMORI = {
     "VOICE_TRANSCRIPT_CACHE_TTL_MINUTES": env_int("VOICE_TRANSCRIPT_CACHE_TTL_MINUTES", 120),
     "MAX_PERSONAL_MEMORIES": env_int("MAX_PERSONAL_MEMORIES", 100),
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
-    "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000),
-    "MAX_REMINDER_PURPOSE_LENGTH": env_int("MAX_REMINDER_PURPOSE_LENGTH", 1000),
+    "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000, minimum=1),
+    "MAX_REMINDER_PURPOSE_LENGTH": env_int("MAX_REMINDER_PURPOSE_LENGTH", 1000, minimum=1),
     # Days the audit trail keeps old versions (personas.retention.prune_history); 0 keeps them.
     "AUDIT_HISTORY_DAYS": env_int("AUDIT_HISTORY_DAYS", 0),
-    "PARTICIPANT_SOURCE_TIMEOUT_MS": env_int("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
-    "REACTION_CONTEXT_ENABLED": env_switch("REACTION_CONTEXT_ENABLED", True),
-    "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN": env_int("REACTION_CONTEXT_MAX_API_CALLS_PER_TURN", 20),
-    "REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE": env_int("REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE", 4),
-    "REACTION_CONTEXT_MAX_USERS_PER_REACTION": env_int("REACTION_CONTEXT_MAX_USERS_PER_REACTION", 5),
-    "FORWARD_CHAIN_MAX_DEPTH": env_int("FORWARD_CHAIN_MAX_DEPTH", 3),
+    "PARTICIPANT_SOURCE_TIMEOUT_MS": env_tunable("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
+    "REACTION_CONTEXT_ENABLED": env_bool("REACTION_CONTEXT_ENABLED", True),
+    "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN": env_tunable("REACTION_CONTEXT_MAX_API_CALLS_PER_TURN", 20),
+    "REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE": env_tunable("REACTION_CONTEXT_MAX_REACTIONS_PER_MESSAGE", 4),
+    "REACTION_CONTEXT_MAX_USERS_PER_REACTION": env_tunable("REACTION_CONTEXT_MAX_USERS_PER_REACTION", 5),
+    "FORWARD_CHAIN_MAX_DEPTH": env_tunable("FORWARD_CHAIN_MAX_DEPTH", 3),
     # Only the exact word disables it (BC8-11).
     "EMOJI_PENALTY_ENABLED": os.environ.get("EMOJI_PENALTY_ENABLED", "") != "false",
     # [QUIRK] the reference falls back to 2 for an unparsable lookback; we use the documented default
     # 3 so a typo does not silently change behaviour.
-    "EMOJI_PENALTY_LOOKBACK": env_int("EMOJI_PENALTY_LOOKBACK", 3),
-    "EMOJI_PENALTY_THRESHOLD": env_int("EMOJI_PENALTY_THRESHOLD", 1),
-    "MEDIA_IMAGE_MESSAGE_LIMIT": env_int("MEDIA_IMAGE_MESSAGE_LIMIT", 3),
+    "EMOJI_PENALTY_LOOKBACK": env_tunable("EMOJI_PENALTY_LOOKBACK", 3),
+    "EMOJI_PENALTY_THRESHOLD": env_tunable("EMOJI_PENALTY_THRESHOLD", 1),
+    "MEDIA_IMAGE_MESSAGE_LIMIT": env_tunable("MEDIA_IMAGE_MESSAGE_LIMIT", 3),
     # User rows a process keeps between turns (chatcontext.personalization); 0 reads them every turn.
     "PERSONALIZATION_CACHE_USERS": env_int("PERSONALIZATION_CACHE_USERS", 50_000),
 }
@@ -380,27 +405,6 @@ TOMORI = {
 DEFAULT_BOTNAME = os.environ.get("DEFAULT_BOTNAME", "").strip() or "Tomori"
 
 # Production behind a TLS-terminating reverse proxy (docs/deploy.md; .env.example sets all of these).
-# Parsed strictly: a value that is not a clear yes/no word or a whole number refuses the start, since
-# a typo here would silently serve cookies over plain HTTP or drop HSTS.
-_YES, _NO = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
-
-
-def env_strict_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw not in _YES | _NO:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not one of 1/0, true/false, yes/no, on/off")
-    return raw in _YES
-
-
-def env_strict_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit():
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number of 0 or more")
-    return int(raw)
 
 
 def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
@@ -414,12 +418,12 @@ def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
 
 SECURE_PROXY_SSL_HEADER = proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip())
 # /healthz, /readyz and /metrics are not redirected: botplatform.health answers them before this applies.
-SECURE_SSL_REDIRECT = env_strict_bool("SECURE_SSL_REDIRECT", False)
-SESSION_COOKIE_SECURE = env_strict_bool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = env_strict_bool("CSRF_COOKIE_SECURE", False)
-SECURE_HSTS_SECONDS = env_strict_int("SECURE_HSTS_SECONDS", 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_strict_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = env_strict_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 # /metrics answers loopback callers, and others that send ``Authorization: Bearer <METRICS_TOKEN>``.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "").strip()
 # prometheus-client's own variable: every process (web, bot, Celery worker and its children) writes its

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("botplatform", "bot", "chatcontext", "personas")
 READERS = {"botplatform/settings.py", "personas/management/commands/ensure_admin.py"}
-ENV_HELPERS = {"env_bool", "env_int", "env_switch", "env_strict_bool", "env_strict_int", "http_url"}
+ENV_HELPERS = {"env_bool", "env_int", "env_tunable", "env_seconds", "http_url"}
 # Built from a name the operator chooses (`LLM_ENDPOINT_<NAME>_BASE_URL`), so never a literal.
 DYNAMIC = re.compile(r"<[A-Z]+>")
 

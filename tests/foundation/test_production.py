@@ -123,7 +123,7 @@ def test_check_deploy_is_clean_with_env_example_and_a_real_secret_key(tmp_path: 
         ),
         (
             {"SECURE_HSTS_SECONDS": "1y"},
-            "Configuration error: SECURE_HSTS_SECONDS='1y' is not a whole number of 0 or more",
+            "Configuration error: SECURE_HSTS_SECONDS='1y' is not a whole number",
         ),
     ],
     ids=["no-secret-key", "cookie-typo", "hsts-typo"],

@@ -110,3 +110,23 @@ def test_an_approved_endpoint_url_must_be_http_too(monkeypatch) -> None:  # type
     monkeypatch.setenv("LLM_ENDPOINT_LOCAL_BASE_URL", "127.0.0.1:11434/v1")
     with pytest.raises(ImproperlyConfigured, match="LLM_ENDPOINT_LOCAL_BASE_URL is not an http"):
         approved_endpoints("local")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("MAX_MEMORY_LENGTH", "1k", "is not a whole number"),
+        ("LLM_MAX_REPLY_TOKENS", "0", "is below its minimum of 1"),
+        ("REACTION_CONTEXT_ENABLED", "maybe", "is not one of 1/0, true/false, yes/no, on/off"),
+        ("PARTICIPANT_SOURCE_TIMEOUT_MS", "soon", "is not a whole number"),
+        ("PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS", "nan", "is not a positive number of seconds"),
+    ],
+)
+def test_a_malformed_value_refuses_the_start_in_one_line_naming_it(
+    tmp_path: Path, variable: str, value: str, says: str
+) -> None:
+    """Issue 28 item 6: a typo is never a silent default."""
+    result = _run(tmp_path, "manage.py", "check", **{variable: value})
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"Configuration error: {variable}={value!r} {says}"]
