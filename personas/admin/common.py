@@ -100,6 +100,16 @@ def adopt(target: Model, saved: Model) -> None:
     target._state.adding = False
 
 
+def lineage_holder(site: AdminSite, request: HttpRequest, model: type[Model]) -> Subquery:
+    """Each row's persona for its lineage as one correlated subquery: among the personas the reader sees,
+    and of the row's own server where it has one (a server memory's lineage is read there only)."""
+    holders = Persona.objects.filter(persona_lineage_id=OuterRef("persona_lineage_id"))
+    if any(field.name == "server" for field in model._meta.get_fields()):
+        holders = holders.filter(server=OuterRef("server"))
+    holder = scoped_like_admin(site, request, holders).order_by("is_alter", "persona_id")
+    return Subquery(holder.values("persona_nickname")[:1])
+
+
 class LineageColumnMixin:
     """``lineage`` column: the persona holding the lineage (among those the reader sees) or its registry
     label, with the id; and each row's ``lineage_persona`` for its text's `{bot}`. From annotations."""
@@ -107,11 +117,9 @@ class LineageColumnMixin:
     admin_site: AdminSite
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        holders = Persona.objects.filter(persona_lineage_id=OuterRef("persona_lineage_id"))
-        holder = scoped_like_admin(self.admin_site, request, holders).order_by("is_alter", "persona_id")
         rows: QuerySet[Any] = super().get_queryset(request)  # type: ignore[misc]
         return rows.annotate(
-            lineage_name=lineage_registry_label(), lineage_persona=Subquery(holder.values("persona_nickname")[:1])
+            lineage_name=lineage_registry_label(), lineage_persona=lineage_holder(self.admin_site, request, rows.model)
         )
 
     @admin.display(description="lineage", ordering="persona_lineage_id")
