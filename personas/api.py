@@ -33,7 +33,7 @@ from personas.api_common import (
     require_write,
     server_lookup,
 )
-from personas.memory_text import filled, lineage_persona_names, persona_name, user_name
+from personas.memory_text import lineage_persona_names, persona_name, user_name
 from personas.models import (
     DiscordUser,
     Persona,
@@ -45,6 +45,7 @@ from personas.models import (
     ServerMember,
 )
 from personas.models.moderation import BLACKLIST_REASON_CHARS
+from personas.placeholders import fill_placeholders
 from personas.user_export import build_user_export
 
 router = Router(tags=["servers"])
@@ -272,7 +273,7 @@ def _memory_row(memory: PersonalMemory, user: DiscordUser, names: dict[int, str]
         "personal_memory_id": memory.personal_memory_id,
         "user_disc_id": user.user_disc_id,
         "persona_lineage_id": memory.persona_lineage_id,
-        "content": filled(memory.content, user_name(user), persona_name(memory.persona_lineage_id, names)),
+        "content": fill_placeholders(memory.content, user_name(user), persona_name(memory.persona_lineage_id, names)),
         "tags": [str(t) for t in memory.tags or []],
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,

@@ -2,21 +2,21 @@
 
 Memories are stored as templates so a renamed user or persona stays named right in the prompt; the
 admin's lists, titles and history, the export and the API show them with the names instead (the edit
-form keeps the template, where it is changed). The placeholders are replaced by the pipeline's own
-rule (``chatcontext.participants.mentions``), which chatcontext registers here from its AppConfig.ready
-(personas, the lowest layer, imports nothing above it). The user is named by their Discord name,
+form keeps the template, where it is changed). The placeholders are filled by the grammar the prompt's
+mention pass is built from (``personas.placeholders``). The user is named by their Discord name,
 never a saved nickname: a privacy-FULL user's chosen name must not reach a moderator's page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory
+from personas.placeholders import fill_placeholders
 
 # {bot} of a global memory: every persona reads it, each with its own name.
 ANY_PERSONA = "the persona"
@@ -31,26 +31,6 @@ TITLE_CHARS = 80
 
 def user_name(user: DiscordUser) -> str:
     return user.global_name or user.username or user.user_disc_id
-
-
-class PlaceholderFiller(Protocol):
-    def __call__(self, text: str, user: str, persona: str) -> str:
-        """``text`` with `{user}` as ``user`` and `{bot}` as ``persona``, as a prompt would read it."""
-
-
-_filler: PlaceholderFiller | None = None
-
-
-def register_placeholder_filler(filler: PlaceholderFiller) -> None:
-    global _filler
-    _filler = filler
-
-
-def filled(content: str, user: str, persona: str) -> str:
-    # No fallback: a page would show a template as if it were the text.
-    if _filler is None:
-        raise RuntimeError("no placeholder filler is registered (chatcontext registers one when it is ready)")
-    return _filler(content, user, persona)
 
 
 def lineage_persona_names(lineage_ids: Iterable[int], personas: QuerySet[Persona]) -> dict[int, str]:
@@ -77,8 +57,8 @@ def memory_title(memory: Any) -> str:
     """
     persona = getattr(memory, "lineage_persona", None) or ANY_PERSONA
     if not isinstance(memory, PersonalMemory | PersonalMemory.history.model):
-        return filled(memory.content, ANY_USER, persona)[:TITLE_CHARS]
-    return filled(memory.content, _loaded_user_name(memory), persona)[:TITLE_CHARS]
+        return fill_placeholders(memory.content, ANY_USER, persona)[:TITLE_CHARS]
+    return fill_placeholders(memory.content, _loaded_user_name(memory), persona)[:TITLE_CHARS]
 
 
 def _loaded_user_name(memory: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from personas.memory_text import filled, persona_name, user_name
+from personas.memory_text import persona_name, user_name
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     PROFILE_FIELDS,
@@ -36,6 +36,7 @@ from personas.models import (
     ServerMember,
     UserPersonaNamingPreference,
 )
+from personas.placeholders import fill_placeholders
 from personas.times import iso
 from personas.user_records import records_about
 
@@ -96,7 +97,7 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
         by_lineage.setdefault(memory.persona_lineage_id, []).append(
             {
                 "personal_memory_id": memory.personal_memory_id,
-                "content": filled(memory.content, name, persona_name(memory.persona_lineage_id, bots)),
+                "content": fill_placeholders(memory.content, name, persona_name(memory.persona_lineage_id, bots)),
                 "tags": [str(t) for t in memory.tags or []],
                 "created_at": iso(memory.created_at),
                 "updated_at": iso(memory.updated_at),

@@ -17,12 +17,13 @@ from personas import actions
 from personas.admin.scoping import (
     scoped_like_admin,
 )
-from personas.memory_text import ANY_PERSONA, filled
+from personas.memory_text import ANY_PERSONA
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     Persona,
     PersonaLineage,
 )
+from personas.placeholders import fill_placeholders
 
 EXCERPT_CHARS = 90
 # Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).
@@ -131,7 +132,7 @@ class LineageColumnMixin:
 
     def memory_text(self, obj: Any, user: str) -> str:
         """The row's memory, one line, with ``user`` for `{user}` and the lineage's persona for `{bot}`."""
-        return excerpt(filled(obj.content, user, getattr(obj, "lineage_persona", None) or ANY_PERSONA))
+        return excerpt(fill_placeholders(obj.content, user, getattr(obj, "lineage_persona", None) or ANY_PERSONA))
 
 
 class ProvenanceMixin:
