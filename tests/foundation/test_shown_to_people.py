@@ -93,7 +93,8 @@ def test_the_api_and_the_export_give_memories_with_names_and_times_to_the_second
     assert [m["content"] for m in listed.json()] == [f"{SHOWN} on Sundays"]
     body = exported.content.decode()
     assert f"{SHOWN} on Sundays" in body and "Mina prefers green tea" in body
-    assert not PLACEHOLDER.search(listed.content.decode() + body)
+    # The API also gives the stored `template` (what PATCH takes); what it shows has names only.
+    assert not PLACEHOLDER.search(" ".join(m["content"] for m in listed.json()) + body)
     times = re.findall(r'"(?:created_at|updated_at)": "([^"]+)"', body)
     assert times and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00", t) for t in times)
 
@@ -169,3 +170,25 @@ def test_the_history_page_costs_the_same_queries_however_many_versions(
         page = text(admin_client.get(url))
     versions = re.findall(r"<td><a [^>]*>(.*?)</a></td>", page, re.S)
     assert len(versions) == 7 and all(SHOWN in v for v in versions)
+
+
+def test_an_api_client_edits_the_template_and_the_memory_keeps_following_renames(remembered) -> None:  # type: ignore[no-untyped-def]
+    mina, server = remembered["mina"], remembered["persona"].server
+    _, token = ApiToken.issue(server, "dash", ApiToken.Scope.READ_WRITE)
+    headers = {"Authorization": f"Bearer {token}"}
+    [listed] = (
+        Client()
+        .get(f"/api/v1/servers/{server.server_disc_id}/users/{mina.user_disc_id}/memories", headers=headers)
+        .json()
+    )
+    assert listed["content"] == f"{SHOWN} on Sundays" and listed["template"] == f"{TEMPLATE} on Sundays"
+    patched = Client().patch(
+        f"/api/v1/servers/{server.server_disc_id}/memories/{listed['personal_memory_id']}",
+        data={"content": listed["template"].replace("Sundays", "Mondays")},
+        content_type="application/json",
+        headers=headers,
+    )
+    assert patched.status_code == 200 and patched.json()["template"] == f"{TEMPLATE} on Mondays"
+    DiscordUser.objects.filter(pk=mina.pk).update(global_name="Mina Rose")
+    again = Client().get(f"/api/v1/servers/{server.server_disc_id}/users/{mina.user_disc_id}/memories", headers=headers)
+    assert again.json()[0]["content"] == "Mina Rose taught Tomori a whistle on Mondays"
