@@ -33,12 +33,16 @@ def user_name(user: DiscordUser) -> str:
     return user.global_name or user.username or user.user_disc_id
 
 
+# Which persona names a lineage: its main persona, else its first alter.
+HOLDER_ORDER = ("is_alter", "persona_id")
+
+
 def lineage_persona_names(lineage_ids: Iterable[int], personas: QuerySet[Persona]) -> dict[int, str]:
     """Lineage id → the name of its main persona (else its first alter) among ``personas``, the reader's
     scope (required: another server's persona sharing a lineage must stay unnamed); one query."""
     wanted = sorted(set(lineage_ids) - {GLOBAL_LINEAGE_ID})
     names: dict[int, str] = {}
-    rows = personas.filter(persona_lineage_id__in=wanted).order_by("persona_lineage_id", "is_alter", "persona_id")
+    rows = personas.filter(persona_lineage_id__in=wanted).order_by("persona_lineage_id", *HOLDER_ORDER)
     for lineage_id, nickname in rows.values_list("persona_lineage_id", "persona_nickname"):
         names.setdefault(lineage_id, nickname)
     return names

@@ -272,7 +272,12 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
             ", ",
             '<a href="{}?{}">{}: {}</a>',
             (
-                (changelist, urlencode({"user__user_id__exact": obj.pk, "lineage": lid}), lineage_label(lid, names), n)
+                (
+                    changelist,
+                    urlencode({"user__user_id__exact": obj.pk, "lineage": lid}),
+                    lineage_label(lid, names.get(lid)),
+                    n,
+                )
                 for lid, n in sorted(counts.items())
             ),
         )

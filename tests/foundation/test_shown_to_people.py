@@ -132,7 +132,13 @@ def shared_lineage(make_server: Any, make_user: Any) -> dict[str, Any]:
     ServerModerator.objects.create(server=server_a, user=alice)
     client = Client()
     client.force_login(alice)
-    return {"memory": memory, "mina": mina, "alice": client}
+    return {
+        "memory": memory,
+        "mina": mina,
+        "alice": client,
+        "server": server_a,
+        "lineage": persona_b.persona_lineage_id,
+    }
 
 
 def test_a_moderator_never_sees_another_servers_persona_in_memory_titles(shared_lineage) -> None:  # type: ignore[no-untyped-def]
@@ -192,3 +198,16 @@ def test_an_api_client_edits_the_template_and_the_memory_keeps_following_renames
     DiscordUser.objects.filter(pk=mina.pk).update(global_name="Mina Rose")
     again = Client().get(f"/api/v1/servers/{server.server_disc_id}/users/{mina.user_disc_id}/memories", headers=headers)
     assert again.json()[0]["content"] == "Mina Rose taught Tomori a whistle on Mondays"
+
+
+def test_a_server_memory_names_its_own_servers_persona_and_lineage_0_its_server(
+    admin_client: Client, shared_lineage
+) -> None:  # type: ignore[no-untyped-def]
+    """Even a superuser, who sees every persona of the shared lineage, reads a server memory of A with
+    A's persona: only A's personas read it. Lineage 0 there is every persona of A, not of every server."""
+    server, lineage, actor = shared_lineage["server"], shared_lineage["lineage"], actions.Actor.system("test")
+    actions.add_server_memory(server, lineage, "{bot} keeps the keys", actor=actor)
+    actions.add_server_memory(server, GLOBAL_LINEAGE_ID, "{bot} opens at nine", actor=actor)
+    page = text(admin_client.get(reverse("admin:personas_servermemory_changelist")))
+    assert "Anya keeps the keys" in page and f"Anya · {lineage}" in page and "PersonaB" not in page
+    assert "every persona of this server · 0" in page and "global (every persona)" not in page
