@@ -42,8 +42,9 @@ from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20
-# Who reads a global (lineage 0) memory: not a list of one scope's personas, which would read as if
-# the others did not (and, with every server in scope, would list the whole platform).
+# Who reads a global (lineage 0) memory, in the page's words. Its `read_by` stays an empty list (the
+# format's one type) beside `read_by_every_persona`: a list of one scope's personas would read as if the
+# others did not (and, with every server in scope, would list the whole platform).
 EVERY_PERSONA = "every persona of every server"
 EVERY_SERVER = "A privacy level and forget-me apply on every server the user is on, never to one server alone."
 
@@ -107,7 +108,8 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
         {
             "lineage_id": lineage_id,
             "global": lineage_id == GLOBAL_LINEAGE_ID,
-            "read_by": EVERY_PERSONA if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
+            "read_by": [] if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
+            "read_by_every_persona": lineage_id == GLOBAL_LINEAGE_ID,
             "memories": memories,
         }
         for lineage_id, memories in by_lineage.items()
