@@ -10,7 +10,11 @@ same thing about who reads a global memory."""
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
+from html import unescape
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,6 +23,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chatcontext.models import PromptRecord
+from personas import actions
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -240,3 +245,31 @@ def test_a_memory_deleted_from_the_user_view_returns_there(world: dict[str, Any]
     assert done.status_code == 302 and done["Location"] == known_url(member)
     assert not PersonalMemory.objects.filter(pk=memory.pk).exists()
     assert any("was deleted successfully" in m for m in said(done))
+
+
+def test_a_memory_deleted_from_its_page_reached_from_the_user_view_returns_there(world: dict[str, Any]) -> None:
+    member, memory = world["a"]["user"], world["a"]["memory"]
+    client = signed_in(world["alice"])
+    [link] = [m["url"] for lineage in client.get(known_url(member)).context["memories"] for m in lineage["rows"]]
+    page = client.get(link).content.decode()
+    [delete] = re.findall(r'<a href="([^"]+)" class="deletelink">', page)
+    assert parse_qs(urlsplit(unescape(delete)).query)["next"] == [known_url(member)]
+    deleted = client.post(unescape(delete), {"post": "yes"})
+    assert deleted.status_code == 302 and deleted["Location"] == known_url(member)
+    assert not PersonalMemory.objects.filter(pk=memory.pk).exists()
+
+
+def test_the_user_view_shows_a_blocks_end_in_the_consoles_format(world: dict[str, Any]) -> None:
+    member = world["a"]["user"]
+    ends = datetime(2026, 12, 24, 18, 30, tzinfo=UTC)
+    actions.block_user(
+        world["a"]["persona"],
+        member.user_disc_id,
+        block_type="mute",
+        reason="spam",
+        expires_at=ends,
+        actor=actions.Actor.system("test"),
+    )
+    page = signed_in(world["alice"]).get(known_url(member)).content.decode()
+    blocks = re.search(r'<ul id="user-blocks">(.*?)</ul>', page, re.S).group(1)  # type: ignore[union-attr]
+    assert "until 2026-12-24 18:30 UTC" in blocks and "2026-12-24T" not in blocks
