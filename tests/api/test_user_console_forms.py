@@ -24,6 +24,7 @@ from django.urls import reverse
 
 from chatcontext.models import PromptRecord
 from personas import actions
+from personas.admin import users as users_admin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -273,3 +274,34 @@ def test_the_user_view_shows_a_blocks_end_in_the_consoles_format(world: dict[str
     page = signed_in(world["alice"]).get(known_url(member)).content.decode()
     blocks = re.search(r'<ul id="user-blocks">(.*?)</ul>', page, re.S).group(1)  # type: ignore[union-attr]
     assert "until 2026-12-24 18:30 UTC" in blocks and "2026-12-24T" not in blocks
+
+
+@pytest.mark.parametrize("action", ["forget_users", "blacklist_users"])
+def test_select_all_matching_users_is_refused_before_any_preview(world: dict[str, Any], action: str) -> None:
+    """The confirmation re-posts the ticked ids only: "Select all N" would preview (and, for forget-me,
+    lock) users the confirmed action then leaves alone."""
+    member = world["a"]["user"]
+    client = signed_in(world["alice"])
+    refused = client.post(
+        reverse(CHANGELIST), {"action": action, "_selected_action": [member.pk], "select_across": "1", "index": "0"}
+    )
+    assert refused.status_code == 302
+    [message] = said(refused)
+    assert "not on every user the list matches" in message
+    assert PersonalMemory.objects.filter(user=member).exists()
+
+
+@pytest.mark.parametrize("action", ["forget_users", "blacklist_users"])
+def test_more_users_than_a_confirmation_holds_are_refused(
+    world: dict[str, Any], action: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(users_admin, "MAX_CONFIRMED_USERS", 1)
+    blacklisted = PersonalizationBlacklist.objects.count()
+    users = [world["b"]["user"], DiscordUser.objects.create(user_disc_id="52009", username="member_b3")]
+    world["b"]["server"].members.create(user_disc_id=users[1].user_disc_id, username=users[1].username)
+    refused = signed_in(world["bob"]).post(
+        reverse(CHANGELIST), {"action": action, "_selected_action": [u.pk for u in users]}
+    )
+    [message] = said(refused)
+    assert refused.status_code == 302 and "takes at most 1 users at once" in message
+    assert PersonalizationBlacklist.objects.count() == blacklisted
