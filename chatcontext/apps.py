@@ -10,12 +10,10 @@ class ChatcontextConfig(AppConfig):
     def ready(self) -> None:
         # The admins live with their models rather than in chatcontext/admin.py, so the admin's
         # autodiscovery would miss them; the signals module connects the live-feed announcer.
-        from chatcontext.participants.mentions import fill_placeholders
         from chatcontext.records import admin, server_usage, signals, user_records  # noqa: F401
         from chatcontext.records.forgetting import PromptRecords
         from chatcontext.voice import admin as voice_admin  # noqa: F401
         from personas.forgetting import register_prompt_record_store
-        from personas.memory_text import register_placeholder_filler
 
         # personas' forget-me and retention delete this app's rows through it (personas imports no chatcontext).
         register_prompt_record_store(PromptRecords())
@@ -23,5 +21,3 @@ class ChatcontextConfig(AppConfig):
         server_usage.register()
         # The records a user appears in, for the user view and export (personas.user_records).
         user_records.register()
-        # Memories shown with names for `{user}` and `{bot}`, by the prompt's own rule (personas.memory_text).
-        register_placeholder_filler(fill_placeholders)

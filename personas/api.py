@@ -33,7 +33,7 @@ from personas.api_common import (
     require_write,
     server_lookup,
 )
-from personas.memory_text import filled, lineage_persona_names, persona_name, user_name
+from personas.memory_text import lineage_persona_names, persona_name, user_name
 from personas.models import (
     DiscordUser,
     Persona,
@@ -45,6 +45,7 @@ from personas.models import (
     ServerMember,
 )
 from personas.models.moderation import BLACKLIST_REASON_CHARS
+from personas.placeholders import fill_placeholders
 from personas.user_export import build_user_export
 
 router = Router(tags=["servers"])
@@ -138,6 +139,7 @@ class MemoryOut(Schema):
             "user_disc_id": EXAMPLE_USER_DISC_ID,
             "persona_lineage_id": 10000,
             "content": "Mina plays jazz piano on Sundays",
+            "template": "{user} plays jazz piano on Sundays",
             "tags": ["music", "jazz"],
             "created_at": EXAMPLE_TIME,
             "updated_at": EXAMPLE_TIME,
@@ -147,8 +149,14 @@ class MemoryOut(Schema):
     user_disc_id: str = Field(description="Discord id of the user the memory is about.")
     persona_lineage_id: int = Field(description=LINEAGE_HELP)
     content: str = Field(
-        description="What the persona remembers, with the user's and persona's names filled in for "
-        "`{user}` and `{bot}` (the stored text keeps the placeholders, so a renamed user stays named right)."
+        description="What the persona remembers as people read it: `template` with the user's and persona's "
+        "current names filled in for `{user}` and `{bot}`. For showing; edit `template`.",
+        examples=["Mina plays jazz piano on Sundays"],
+    )
+    template: str = Field(
+        description="The stored text, with `{user}` and `{bot}` kept so a renamed user or persona stays named "
+        "right: what POST and PATCH take as `content`. Edit this, not `content`, or the names are frozen in.",
+        examples=["{user} plays jazz piano on Sundays"],
     )
     tags: list[str] = Field(description="Free-form labels of the memory.")
     created_at: datetime = Field(description="When the memory was saved (ISO 8601, UTC).")
@@ -272,7 +280,8 @@ def _memory_row(memory: PersonalMemory, user: DiscordUser, names: dict[int, str]
         "personal_memory_id": memory.personal_memory_id,
         "user_disc_id": user.user_disc_id,
         "persona_lineage_id": memory.persona_lineage_id,
-        "content": filled(memory.content, user_name(user), persona_name(memory.persona_lineage_id, names)),
+        "content": fill_placeholders(memory.content, user_name(user), persona_name(memory.persona_lineage_id, names)),
+        "template": memory.content,
         "tags": [str(t) for t in memory.tags or []],
         "created_at": memory.created_at,
         "updated_at": memory.updated_at,

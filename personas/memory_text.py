@@ -2,21 +2,21 @@
 
 Memories are stored as templates so a renamed user or persona stays named right in the prompt; the
 admin's lists, titles and history, the export and the API show them with the names instead (the edit
-form keeps the template, where it is changed). The placeholders are replaced by the pipeline's own
-rule (``chatcontext.participants.mentions``), which chatcontext registers here from its AppConfig.ready
-(personas, the lowest layer, imports nothing above it). The user is named by their Discord name,
+form keeps the template, where it is changed). The placeholders are filled by the grammar the prompt's
+mention pass is built from (``personas.placeholders``). The user is named by their Discord name,
 never a saved nickname: a privacy-FULL user's chosen name must not reach a moderator's page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
-from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory, ServerMemory
+from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory
+from personas.placeholders import fill_placeholders
 
 # {bot} of a global memory: every persona reads it, each with its own name.
 ANY_PERSONA = "the persona"
@@ -24,39 +24,25 @@ ANY_PERSONA = "the persona"
 ANY_USER = "the person answered"
 # {user} of an old version whose user row is gone (the audit trail keeps versions).
 GONE_USER = "a user no longer stored"
+# {user} of a personal memory whose user was not loaded with it (a title names nobody it would query for).
+ANY_PERSON = "the person"
+TITLE_CHARS = 80
 
 
 def user_name(user: DiscordUser) -> str:
     return user.global_name or user.username or user.user_disc_id
 
 
-class PlaceholderFiller(Protocol):
-    def __call__(self, text: str, user: str, persona: str) -> str:
-        """``text`` with `{user}` as ``user`` and `{bot}` as ``persona``, as a prompt would read it."""
+# Which persona names a lineage: its main persona, else its first alter.
+HOLDER_ORDER = ("is_alter", "persona_id")
 
 
-_filler: PlaceholderFiller | None = None
-
-
-def register_placeholder_filler(filler: PlaceholderFiller) -> None:
-    global _filler
-    _filler = filler
-
-
-def filled(content: str, user: str, persona: str) -> str:
-    # No fallback: a page would show a template as if it were the text.
-    if _filler is None:
-        raise RuntimeError("no placeholder filler is registered (chatcontext registers one when it is ready)")
-    return _filler(content, user, persona)
-
-
-def lineage_persona_names(lineage_ids: Iterable[int], personas: QuerySet[Persona] | None = None) -> dict[int, str]:
-    """Lineage id → the name of its main persona (else its first alter) among ``personas`` (the reader's
-    scope: another server's persona sharing a lineage stays unnamed); one query."""
+def lineage_persona_names(lineage_ids: Iterable[int], personas: QuerySet[Persona]) -> dict[int, str]:
+    """Lineage id → the name of its main persona (else its first alter) among ``personas``, the reader's
+    scope (required: another server's persona sharing a lineage must stay unnamed); one query."""
     wanted = sorted(set(lineage_ids) - {GLOBAL_LINEAGE_ID})
     names: dict[int, str] = {}
-    scope = Persona.objects.all() if personas is None else personas
-    rows = scope.filter(persona_lineage_id__in=wanted).order_by("persona_lineage_id", "is_alter", "persona_id")
+    rows = personas.filter(persona_lineage_id__in=wanted).order_by("persona_lineage_id", *HOLDER_ORDER)
     for lineage_id, nickname in rows.values_list("persona_lineage_id", "persona_nickname"):
         names.setdefault(lineage_id, nickname)
     return names
@@ -66,17 +52,25 @@ def persona_name(lineage_id: int, names: dict[int, str]) -> str:
     return names.get(lineage_id, ANY_PERSONA)
 
 
-def memory_title(memory: PersonalMemory | ServerMemory) -> str:
-    """A memory's text with names, for its title and history. A row of an admin list carries its
-    persona's name (``LineageColumnMixin``'s annotation); any other costs one query for it."""
-    if hasattr(memory, "lineage_persona"):
-        persona = memory.lineage_persona or ANY_PERSONA
-    else:
-        persona = persona_name(memory.persona_lineage_id, lineage_persona_names([memory.persona_lineage_id]))
-    if not isinstance(memory, PersonalMemory):
-        return filled(memory.content, ANY_USER, persona)
+def memory_title(memory: Any) -> str:
+    """A memory (or a version of one) with the names that were loaded with it, for titles; never a query.
+
+    ``__str__`` knows no reader, so it may name nobody a reader could not see: the persona comes only from
+    a scoped ``lineage_persona`` annotation (``personas.admin.common.lineage_holder``) and the user only
+    when fetched with the row; otherwise generic words stand in.
+    """
+    persona = getattr(memory, "lineage_persona", None) or ANY_PERSONA
+    if not isinstance(memory, PersonalMemory | PersonalMemory.history.model):
+        return fill_placeholders(memory.content, ANY_USER, persona)[:TITLE_CHARS]
+    return fill_placeholders(memory.content, _loaded_user_name(memory), persona)[:TITLE_CHARS]
+
+
+def _loaded_user_name(memory: Any) -> str:
+    if not memory._meta.get_field("user").is_cached(memory):
+        return ANY_PERSON
     try:
-        user = user_name(memory.user)
-    except ObjectDoesNotExist:  # an old version's user may be gone: its title still renders
-        user = GONE_USER
-    return filled(memory.content, user, persona)
+        user = memory.user
+    except ObjectDoesNotExist:
+        user = None
+    # A version's user row may be gone (the trail outlives it): its title still renders.
+    return GONE_USER if user is None else user_name(user)

@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from personas.memory_text import filled, persona_name, user_name
+from personas.memory_text import persona_name, user_name
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     PROFILE_FIELDS,
@@ -36,13 +36,15 @@ from personas.models import (
     ServerMember,
     UserPersonaNamingPreference,
 )
+from personas.placeholders import fill_placeholders
 from personas.times import iso
 from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20
-# Who reads a global (lineage 0) memory: not a list of one scope's personas, which would read as if
-# the others did not (and, with every server in scope, would list the whole platform).
+# Who reads a global (lineage 0) memory, in the page's words. Its `read_by` stays an empty list (the
+# format's one type) beside `read_by_every_persona`: a list of one scope's personas would read as if the
+# others did not (and, with every server in scope, would list the whole platform).
 EVERY_PERSONA = "every persona of every server"
 EVERY_SERVER = "A privacy level and forget-me apply on every server the user is on, never to one server alone."
 
@@ -96,7 +98,7 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
         by_lineage.setdefault(memory.persona_lineage_id, []).append(
             {
                 "personal_memory_id": memory.personal_memory_id,
-                "content": filled(memory.content, name, persona_name(memory.persona_lineage_id, bots)),
+                "content": fill_placeholders(memory.content, name, persona_name(memory.persona_lineage_id, bots)),
                 "tags": [str(t) for t in memory.tags or []],
                 "created_at": iso(memory.created_at),
                 "updated_at": iso(memory.updated_at),
@@ -106,7 +108,8 @@ def _memories(user: DiscordUser, holders: dict[int, list[dict[str, Any]]], every
         {
             "lineage_id": lineage_id,
             "global": lineage_id == GLOBAL_LINEAGE_ID,
-            "read_by": EVERY_PERSONA if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
+            "read_by": [] if lineage_id == GLOBAL_LINEAGE_ID else holders.get(lineage_id, []),
+            "read_by_every_persona": lineage_id == GLOBAL_LINEAGE_ID,
             "memories": memories,
         }
         for lineage_id, memories in by_lineage.items()

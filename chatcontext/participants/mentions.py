@@ -16,19 +16,19 @@ from typing import Protocol, TypeVar
 import regex
 
 from chatcontext.types import MemberInfo
+from personas.placeholders import PATTERN as PLACEHOLDER_PATTERN
+from personas.placeholders import Placeholders
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_PLACEHOLDER_NAMES = r"bot|char|user_formatted|user_term|user"
 _TOKENS = regex.compile(
     r"(?P<link>https?://(?:(?:ptb|canary|www)\.)?discord(?:app)?\.com/channels/(?:\d+|@me)/(?P<link_id>\d+))(?![\d/])"
     r"|<@&(?P<role>\d+)>"
     r"|<@!?(?P<user>\d+)>"
     r"|<#(?P<channel>\d+)>"
-    # A handle such as `@{user}` (R-04) is a name, never a placeholder.
-    rf"|(?<!@)\{{\{{(?P<double>{_PLACEHOLDER_NAMES})\}}\}}"
-    rf"|(?<!@)\{{(?P<single>{_PLACEHOLDER_NAMES})\}}",
+    # The placeholders, in the same pass: a replacement is never read again.
+    rf"|{PLACEHOLDER_PATTERN}",
     regex.IGNORECASE,
 )
 
@@ -53,31 +53,6 @@ class MentionDirectory:
     roles: dict[str, str] = field(default_factory=dict)
     # Ids already looked up without a result, so a second extension does not ask again.
     unknown: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class Placeholders:
-    """R-14 bindings of `{bot}`/`{char}`, `{user}`, `{user_formatted}`, `{user_term}`."""
-
-    bot_name: str
-    user_name: str = "User"
-    user_formatted: str | None = None
-    user_term: str | None = None
-
-    def value(self, name: str) -> str:
-        name = name.lower()
-        if name in {"bot", "char"}:
-            return self.bot_name
-        if name == "user_formatted":
-            return self.user_formatted or self.user_name
-        if name == "user_term":
-            return self.user_term or self.user_formatted or self.user_name
-        return self.user_name
-
-
-def fill_placeholders(text: str, user: str, persona: str) -> str:
-    """Only the placeholders of ``text`` filled (no mention is known): a memory as people read it."""
-    return convert_mentions(text, user, persona, True, directory=MentionDirectory())
 
 
 def _user_label(user_id: str, directory: MentionDirectory, bot_name: str, personalization_enabled: bool) -> str | None:
@@ -122,7 +97,7 @@ def convert_mentions(
             return label if label else match.group(0)
         if match.group("channel") is not None:
             return directory.channels.get(match.group("channel"), match.group(0))
-        return placeholders.value(match.group("double") or match.group("single"))
+        return placeholders.bound(match)
 
     pieces: list[str] = []
     done = 0

@@ -9,7 +9,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import Model, QuerySet
+from django.db.models import Model, OuterRef, QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -62,10 +62,10 @@ def record_links(
 COMPARE_PARAM = "against"
 
 # Heavy JSON columns a changelist row never shows: left out of the page query. The simplified history
-# and the reply stay: a row previews the trigger (from the history, as the inspector shows it) and the reply.
+# and the reply stay: a row previews the trigger (from the history, as the inspector shows it) and the reply;
+# deferred, each row would fetch its history in a query of its own.
 RECORD_DETAIL_FIELDS = (
     "context_items",
-    "simplified_messages",
     "message_id_map",
     "streaming_context",
     "participant_target_index",
@@ -92,6 +92,13 @@ class FailedListFilter(admin.SimpleListFilter):
         return queryset
 
 
+def channel_names(records: QuerySet[Any]) -> QuerySet[Any]:
+    """(channel id, its latest non-empty name or None) of ``records``: one row per channel, one query."""
+    named = records.filter(channel_disc_id=OuterRef("channel_disc_id")).exclude(channel_name="")
+    latest = Subquery(named.order_by("-created_at", "-pk").values("channel_name")[:1])
+    return records.order_by().annotate(latest_name=latest).values_list("channel_disc_id", "latest_name").distinct()
+
+
 class ChannelListFilter(admin.SimpleListFilter):
     """The channels of the records the reader may see, by their latest name."""
 
@@ -99,11 +106,10 @@ class ChannelListFilter(admin.SimpleListFilter):
     parameter_name = "channel"
 
     def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
-        rows = model_admin.get_queryset(request).order_by("channel_disc_id", "-created_at")
-        names: dict[str, str] = {}
-        for disc_id, name in rows.values_list("channel_disc_id", "channel_name").distinct():
-            if name or disc_id not in names:
-                names.setdefault(disc_id, f"#{name}" if name else disc_id)
+        names = {
+            disc_id: f"#{name}" if name else disc_id
+            for disc_id, name in channel_names(model_admin.get_queryset(request))
+        }
         return sorted(names.items(), key=lambda pair: pair[1].lower())
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:

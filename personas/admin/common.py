@@ -17,12 +17,13 @@ from personas import actions
 from personas.admin.scoping import (
     scoped_like_admin,
 )
-from personas.memory_text import ANY_PERSONA, filled
+from personas.memory_text import ANY_PERSONA, HOLDER_ORDER, lineage_persona_names
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     Persona,
     PersonaLineage,
 )
+from personas.placeholders import fill_placeholders
 
 EXCERPT_CHARS = 90
 # Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).
@@ -40,28 +41,39 @@ def excerpt(text: str | None) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
 
-def lineage_label(lineage_id: int, names: dict[int, str]) -> str:
+# Lineage 0 read by every persona of every server (personal memories), or of the row's own server.
+EVERY_PERSONA = "global (every persona)"
+EVERY_PERSONA_OF_SERVER = "every persona of this server"
+
+
+def server_bound(model: type[Model]) -> bool:
+    """Rows with a server (server memories): their lineage is read on that server only."""
+    return any(field.name == "server" for field in model._meta.get_fields())
+
+
+def lineage_label(lineage_id: int, name: str | None, every: str = EVERY_PERSONA) -> str:
+    """The console's one label of a lineage: its persona (else its registry label), then its id."""
     if lineage_id == GLOBAL_LINEAGE_ID:
-        return "0 · global (every persona)"
-    name = names.get(lineage_id)
-    return f"{lineage_id} · {name}" if name else str(lineage_id)
+        return f"{every} · {lineage_id}"
+    return f"{name} · {lineage_id}" if name else str(lineage_id)
 
 
-def lineage_names(lineage_ids: set[int], request: HttpRequest, site: AdminSite) -> dict[int, str]:
-    """Who uses each lineage, for labels: the personas holding it, else its registry label (two queries).
+def unheld(registry_label: str | None) -> str | None:
+    return f"{registry_label} (no persona)" if registry_label else None
 
-    Only personas and registry rows the reader may see name a lineage: a lineage shared with another
-    server's persona must not tell a moderator that server's name.
-    """
-    holders: dict[int, list[str]] = {}
-    personas = scoped_like_admin(site, request, Persona.objects.filter(persona_lineage_id__in=lineage_ids))
-    for persona in personas.select_related("server").order_by("persona_lineage_id", "persona_id"):
-        holders.setdefault(persona.persona_lineage_id, []).append(f"{persona.persona_nickname} ({persona.server})")
-    names = {lid: ", ".join(who) for lid, who in holders.items()}
+
+def lineage_names(
+    lineage_ids: set[int], request: HttpRequest, site: AdminSite, personas: QuerySet[Persona] | None = None
+) -> dict[int, str]:
+    """Lineage id → name for labels: its persona among ``personas`` (default all) that the reader sees
+    (``lineage_persona_names``, the rule of the column's annotation too), else its registry label (two
+    queries). A lineage shared with another server's persona must not tell a moderator that persona's name."""
+    holders = Persona.objects.all() if personas is None else personas
+    names = lineage_persona_names(lineage_ids, scoped_like_admin(site, request, holders))
     missing = lineage_ids - names.keys() - {GLOBAL_LINEAGE_ID}
     registry = scoped_like_admin(site, request, PersonaLineage.objects.filter(id__in=missing))
     for lid, label in registry.values_list("id", "label"):
-        names[lid] = f"{label} (no persona)" if label else "no persona"
+        names[lid] = unheld(label) or "no persona"
     return names
 
 
@@ -75,8 +87,12 @@ class LineageListFilter(admin.SimpleListFilter):
         # The rows the reader may see, not the whole table: other servers' lineages stay unnamed.
         rows = model_admin.get_queryset(request).order_by()
         present = set(rows.values_list("persona_lineage_id", flat=True).distinct())
-        names = lineage_names(present, request, model_admin.admin_site)
-        return [(str(lid), lineage_label(lid, names)) for lid in sorted(present)]
+        if server_bound(model_admin.model):  # a server's lineage is read by that server's personas only
+            holders, every = Persona.objects.filter(server__in=rows.values("server")), EVERY_PERSONA_OF_SERVER
+        else:
+            holders, every = Persona.objects.all(), EVERY_PERSONA
+        names = lineage_names(present, request, model_admin.admin_site, holders)
+        return [(str(lid), lineage_label(lid, names.get(lid), every)) for lid in sorted(present)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
@@ -100,6 +116,16 @@ def adopt(target: Model, saved: Model) -> None:
     target._state.adding = False
 
 
+def lineage_holder(site: AdminSite, request: HttpRequest, model: type[Model]) -> Subquery:
+    """Each row's persona for its lineage as one correlated subquery: among the personas the reader sees,
+    and of the row's own server where it has one (a server memory's lineage is read there only)."""
+    holders = Persona.objects.filter(persona_lineage_id=OuterRef("persona_lineage_id"))
+    if server_bound(model):
+        holders = holders.filter(server=OuterRef("server"))
+    holder = scoped_like_admin(site, request, holders).order_by(*HOLDER_ORDER)
+    return Subquery(holder.values("persona_nickname")[:1])
+
+
 class LineageColumnMixin:
     """``lineage`` column: the persona holding the lineage (among those the reader sees) or its registry
     label, with the id; and each row's ``lineage_persona`` for its text's `{bot}`. From annotations."""
@@ -107,23 +133,20 @@ class LineageColumnMixin:
     admin_site: AdminSite
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        holders = Persona.objects.filter(persona_lineage_id=OuterRef("persona_lineage_id"))
-        holder = scoped_like_admin(self.admin_site, request, holders).order_by("is_alter", "persona_id")
         rows: QuerySet[Any] = super().get_queryset(request)  # type: ignore[misc]
         return rows.annotate(
-            lineage_name=lineage_registry_label(), lineage_persona=Subquery(holder.values("persona_nickname")[:1])
+            lineage_name=lineage_registry_label(), lineage_persona=lineage_holder(self.admin_site, request, rows.model)
         )
 
     @admin.display(description="lineage", ordering="persona_lineage_id")
     def lineage(self, obj: Any) -> str:
-        if obj.persona_lineage_id == GLOBAL_LINEAGE_ID:
-            return "global (every persona) · 0"
-        label = getattr(obj, "lineage_persona", "") or getattr(obj, "lineage_name", "")
-        return f"{label} · {obj.persona_lineage_id}" if label else str(obj.persona_lineage_id)
+        every = EVERY_PERSONA_OF_SERVER if server_bound(type(obj)) else EVERY_PERSONA
+        name = getattr(obj, "lineage_persona", None) or unheld(getattr(obj, "lineage_name", None))
+        return lineage_label(obj.persona_lineage_id, name, every)
 
     def memory_text(self, obj: Any, user: str) -> str:
         """The row's memory, one line, with ``user`` for `{user}` and the lineage's persona for `{bot}`."""
-        return excerpt(filled(obj.content, user, getattr(obj, "lineage_persona", None) or ANY_PERSONA))
+        return excerpt(fill_placeholders(obj.content, user, getattr(obj, "lineage_persona", None) or ANY_PERSONA))
 
 
 class ProvenanceMixin:

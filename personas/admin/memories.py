@@ -15,6 +15,7 @@ from personas.admin.common import (
     LineageListFilter,
     ProvenanceMixin,
     adopt,
+    lineage_holder,
     refusal,
 )
 from personas.admin.fields import JSONTextFieldsMixin
@@ -24,7 +25,7 @@ from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
 )
-from personas.memory_text import ANY_USER, GONE_USER, user_name
+from personas.memory_text import ANY_USER, GONE_USER, memory_title, user_name
 from personas.models import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 
 SHORT_TEXT = forms.Textarea(attrs={"rows": 2, "cols": 60})
@@ -42,7 +43,7 @@ class PersonalMemoryInlineForm(forms.ModelForm):
         self.fields["persona_lineage_id"].disabled = True
 
 
-class PersonalMemoryInline(JSONTextFieldsMixin, LineageScopedAdminMixin, admin.TabularInline):
+class PersonalMemoryInline(JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, admin.TabularInline):
     """The user's memories, newest first; new ones are added on the memory page where limits are checked.
     A moderator sees (and edits) only the memories of their servers' lineages."""
 
@@ -54,8 +55,29 @@ class PersonalMemoryInline(JSONTextFieldsMixin, LineageScopedAdminMixin, admin.T
     show_change_link = True
     extra = 0
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # With its user, so each row's title names them (the page is theirs) without a query per row.
+        return super().get_queryset(request).select_related("user")
+
     def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+
+class NamedVersionsMixin:
+    """The history page titles each version with names from the reader's scope, loaded by the version
+    list's one query (a version's ``__str__`` knows no reader, so it names nobody)."""
+
+    admin_site: Any
+    history_list_display = ["named"]
+
+    def get_history_queryset(self, request: HttpRequest, *args: Any) -> QuerySet[Any]:
+        versions: QuerySet[Any] = super().get_history_queryset(request, *args)  # type: ignore[misc]
+        if any(field.name == "user" for field in versions.model._meta.get_fields()):
+            versions = versions.select_related("user")
+        return versions.annotate(lineage_persona=lineage_holder(self.admin_site, request, versions.model))
+
+    def named(self, version: Any) -> str:
+        return memory_title(version)
 
 
 class NewMemoryForm(forms.ModelForm):
@@ -87,7 +109,13 @@ class PersonalMemoryForm(NewMemoryForm):
 
 @admin.register(PersonalMemory)
 class PersonalMemoryAdmin(
-    ReturnToNextMixin, JSONTextFieldsMixin, LineageScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin
+    ReturnToNextMixin,
+    JSONTextFieldsMixin,
+    LineageScopedAdminMixin,
+    LineageColumnMixin,
+    ProvenanceMixin,
+    NamedVersionsMixin,
+    AuditedAdmin,
 ):
     """Personal memories. A moderator sees, adds and edits those of their servers' lineages only, for the
     users their servers know; global (lineage 0) memories are superusers' alone (``moderated_lineages``)."""
@@ -104,6 +132,10 @@ class PersonalMemoryAdmin(
     date_hierarchy = "created_at"
     show_full_result_count = False
     list_per_page = 50
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # With its user: the change page's title and breadcrumbs name them without another query.
+        return super().get_queryset(request).select_related("user")
 
     def get_readonly_fields(self, request: HttpRequest, obj: PersonalMemory | None = None) -> list[str]:
         return ["user", "persona_lineage_id", "source", "created_at", "updated_at"] if obj is not None else []
@@ -139,7 +171,9 @@ class ServerMemoryForm(NewMemoryForm):
 
 
 @admin.register(ServerMemory)
-class ServerMemoryAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, AuditedAdmin):
+class ServerMemoryAdmin(
+    JSONTextFieldsMixin, ServerScopedAdminMixin, LineageColumnMixin, ProvenanceMixin, NamedVersionsMixin, AuditedAdmin
+):
     """Server memories, written through ``personas.actions`` (lineage, length and per-lineage limit);
     a memory's server and lineage never change once stored."""
 

@@ -62,6 +62,13 @@ class ReturnToNextMixin:
     def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
         return self._back(request, super().response_change(request, obj))  # type: ignore[misc]
 
+    def render_change_form(self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        # For the submit row (templates/admin/personas/<model>/submit_line.html): Delete keeps ``next``.
+        back = return_url(request)
+        if back is not None:
+            context.update(return_to=back, return_query=urlencode({NEXT: back}))
+        return super().render_change_form(request, context, *args, **kwargs)  # type: ignore[misc]
+
     def response_add(self, request: HttpRequest, obj: Any, post_url_continue: str | None = None) -> HttpResponse:
         return self._back(request, super().response_add(request, obj, post_url_continue))  # type: ignore[misc]
 

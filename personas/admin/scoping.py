@@ -194,7 +194,7 @@ class ServerScopedAdminMixin:
             return super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
         # A lineage is a memory namespace: naming another server's lineage would read its memories.
         required = not db_field.blank
-        choices = [(lid, f"{lid} · {label}") for lid, label in sorted(lineages.items())]
+        choices = [(lid, f"{label} · {lid}") for lid, label in sorted(lineages.items())]
         return forms.TypedChoiceField(
             choices=[("", "---------" if required else "– draw a new lineage –"), *choices],
             coerce=int,

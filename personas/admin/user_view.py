@@ -23,7 +23,7 @@ from personas.admin.blacklisting import blacklist_step
 from personas.admin.navigation import return_url, with_next
 from personas.admin.scoping import moderated_lineages, request_principal
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, PrivacyLevel
-from personas.user_export import build_user_export, export_file
+from personas.user_export import EVERY_PERSONA, build_user_export, export_file
 
 
 def reader_scope(request: HttpRequest) -> frozenset[int] | None:
@@ -53,8 +53,8 @@ def _back_here(site: AdminSite, here: str, name: str, *args: Any) -> str | None:
 
 
 def _lineage_label(lineage: dict[str, Any]) -> str:
-    if lineage["global"]:
-        return f"Global (lineage 0): {lineage['read_by']} reads these"
+    if lineage["read_by_every_persona"]:
+        return f"Global (lineage 0): {EVERY_PERSONA} reads these"
     holders = ", ".join(f"{p['persona']} ({p['server']})" for p in lineage["read_by"]) or "no persona now"
     return f"Lineage {lineage['lineage_id']}: {holders}"
 

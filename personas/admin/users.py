@@ -6,7 +6,7 @@ from functools import partial
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -46,6 +46,8 @@ from personas.models import (
 )
 
 ONE_LINE = forms.TextInput(attrs={"size": 40})
+# Forget-me's and the blacklist's confirmation: one page of the users list at most.
+MAX_CONFIRMED_USERS = 100
 
 
 class UntouchedNullsForm(forms.ModelForm):
@@ -272,7 +274,12 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
             ", ",
             '<a href="{}?{}">{}: {}</a>',
             (
-                (changelist, urlencode({"user__user_id__exact": obj.pk, "lineage": lid}), lineage_label(lid, names), n)
+                (
+                    changelist,
+                    urlencode({"user__user_id__exact": obj.pk, "lineage": lid}),
+                    lineage_label(lid, names.get(lid)),
+                    n,
+                )
                 for lid, n in sorted(counts.items())
             ),
         )
@@ -321,7 +328,9 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         permissions=["forget"],
     )
     def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
-        users = list(queryset)
+        users = self.confirmable(request, queryset, "Forget-me")
+        if users is None:
+            return None
         actor = admin_actor(request)
         if request.POST.get("confirm") != "yes":
             # Forget-me is not limited to the reader's servers, so neither is the count of what goes:
@@ -344,9 +353,33 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         self.message_user(request, f"Forgot {users_named(users)}: {summary or 'nothing was stored'}.")
         return back_or(request, None)
 
+    def confirmable(self, request: HttpRequest, queryset: QuerySet[DiscordUser], what: str) -> list[DiscordUser] | None:
+        """The users an action with a confirmation page acts on, or None (with a message) when refused.
+
+        The confirmation lists (and forget-me previews, holding write locks) each user and re-posts their
+        ids, so "Select all" matching users, which posts only the page's ids, and more users than a page
+        holds are refused rather than previewed for ones the confirmation would not act on.
+        """
+        if request.POST.get("select_across") == "1":
+            self.message_user(
+                request,
+                f"{what} acts on the users ticked on this page, not on every user the list matches: tick them.",
+                messages.WARNING,
+            )
+            return None
+        users = list(queryset[: MAX_CONFIRMED_USERS + 1])
+        if len(users) > MAX_CONFIRMED_USERS:
+            self.message_user(
+                request, f"{what} takes at most {MAX_CONFIRMED_USERS} users at once: tick fewer.", messages.WARNING
+            )
+            return None
+        return users
+
     @admin.action(description="Add to or take off a server's personalization blacklist…", permissions=["blacklist"])
     def blacklist_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
-        users = list(queryset)
+        users = self.confirmable(request, queryset, "The blacklist")
+        if users is None:
+            return None
         selected = [(ACTION_CHECKBOX_NAME, pk) for pk in request.POST.getlist(ACTION_CHECKBOX_NAME)]
         back = return_url(request)
         context = {

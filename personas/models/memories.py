@@ -55,7 +55,7 @@ class PersonalMemory(ToolProvenance):
         # Imported here: the helper reads the models of this module.
         from personas.memory_text import memory_title
 
-        return memory_title(self)[:80]
+        return memory_title(self)
 
 
 class ServerMemory(ToolProvenance):
@@ -96,7 +96,7 @@ class ServerMemory(ToolProvenance):
     def __str__(self) -> str:
         from personas.memory_text import memory_title
 
-        return memory_title(self)[:80]
+        return memory_title(self)
 
 
 class DeletedPersonalMemory(PersonalMemory.history.model):  # type: ignore[name-defined]

@@ -10,7 +10,11 @@ same thing about who reads a global memory."""
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
+from html import unescape
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,6 +23,8 @@ from django.test import Client
 from django.urls import reverse
 
 from chatcontext.models import PromptRecord
+from personas import actions
+from personas.admin import users as users_admin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     DiscordUser,
@@ -157,7 +163,7 @@ def test_the_export_and_the_page_say_every_persona_reads_a_global_memory(world: 
         client = signed_in(account)
         export = json.loads(client.get(reverse("admin:personas_discorduser_export", args=[member.pk])).content)
         [global_lineage] = [lineage for lineage in export["memories"] if lineage["global"]]
-        assert global_lineage["read_by"] == EVERY_PERSONA == "every persona of every server"
+        assert global_lineage["read_by"] == [] and global_lineage["read_by_every_persona"] is True
         labels = [lineage["label"] for lineage in client.get(known_url(member)).context["memories"]]
         assert f"Global (lineage 0): {EVERY_PERSONA} reads these" in labels
 
@@ -240,3 +246,62 @@ def test_a_memory_deleted_from_the_user_view_returns_there(world: dict[str, Any]
     assert done.status_code == 302 and done["Location"] == known_url(member)
     assert not PersonalMemory.objects.filter(pk=memory.pk).exists()
     assert any("was deleted successfully" in m for m in said(done))
+
+
+def test_a_memory_deleted_from_its_page_reached_from_the_user_view_returns_there(world: dict[str, Any]) -> None:
+    member, memory = world["a"]["user"], world["a"]["memory"]
+    client = signed_in(world["alice"])
+    [link] = [m["url"] for lineage in client.get(known_url(member)).context["memories"] for m in lineage["rows"]]
+    page = client.get(link).content.decode()
+    [delete] = re.findall(r'<a href="([^"]+)" class="deletelink">', page)
+    assert parse_qs(urlsplit(unescape(delete)).query)["next"] == [known_url(member)]
+    deleted = client.post(unescape(delete), {"post": "yes"})
+    assert deleted.status_code == 302 and deleted["Location"] == known_url(member)
+    assert not PersonalMemory.objects.filter(pk=memory.pk).exists()
+
+
+def test_the_user_view_shows_a_blocks_end_in_the_consoles_format(world: dict[str, Any]) -> None:
+    member = world["a"]["user"]
+    ends = datetime(2026, 12, 24, 18, 30, tzinfo=UTC)
+    actions.block_user(
+        world["a"]["persona"],
+        member.user_disc_id,
+        block_type="mute",
+        reason="spam",
+        expires_at=ends,
+        actor=actions.Actor.system("test"),
+    )
+    page = signed_in(world["alice"]).get(known_url(member)).content.decode()
+    blocks = re.search(r'<ul id="user-blocks">(.*?)</ul>', page, re.S).group(1)  # type: ignore[union-attr]
+    assert "until 2026-12-24 18:30 UTC" in blocks and "2026-12-24T" not in blocks
+
+
+@pytest.mark.parametrize("action", ["forget_users", "blacklist_users"])
+def test_select_all_matching_users_is_refused_before_any_preview(world: dict[str, Any], action: str) -> None:
+    """The confirmation re-posts the ticked ids only: "Select all N" would preview (and, for forget-me,
+    lock) users the confirmed action then leaves alone."""
+    member = world["a"]["user"]
+    client = signed_in(world["alice"])
+    refused = client.post(
+        reverse(CHANGELIST), {"action": action, "_selected_action": [member.pk], "select_across": "1", "index": "0"}
+    )
+    assert refused.status_code == 302
+    [message] = said(refused)
+    assert "not on every user the list matches" in message
+    assert PersonalMemory.objects.filter(user=member).exists()
+
+
+@pytest.mark.parametrize("action", ["forget_users", "blacklist_users"])
+def test_more_users_than_a_confirmation_holds_are_refused(
+    world: dict[str, Any], action: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(users_admin, "MAX_CONFIRMED_USERS", 1)
+    blacklisted = PersonalizationBlacklist.objects.count()
+    users = [world["b"]["user"], DiscordUser.objects.create(user_disc_id="52009", username="member_b3")]
+    world["b"]["server"].members.create(user_disc_id=users[1].user_disc_id, username=users[1].username)
+    refused = signed_in(world["bob"]).post(
+        reverse(CHANGELIST), {"action": action, "_selected_action": [u.pk for u in users]}
+    )
+    [message] = said(refused)
+    assert refused.status_code == 302 and "takes at most 1 users at once" in message
+    assert PersonalizationBlacklist.objects.count() == blacklisted

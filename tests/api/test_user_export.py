@@ -81,7 +81,10 @@ def test_a_moderator_s_export_holds_their_servers_and_the_global_memories_only(w
     assert not [t for t in (*B_TEXTS, "Server B") if t in text]
     lineages = {lineage["lineage_id"]: lineage for lineage in export["memories"]}
     assert set(lineages) == {a["persona"].persona_lineage_id, GLOBAL_LINEAGE_ID}
-    assert lineages[GLOBAL_LINEAGE_ID]["read_by"] == "every persona of every server"
+    # One type for every lineage: a list, and a flag for who reads lineage 0.
+    assert lineages[GLOBAL_LINEAGE_ID]["read_by"] == [] and lineages[GLOBAL_LINEAGE_ID]["read_by_every_persona"]
+    persona_lineage = lineages[a["persona"].persona_lineage_id]
+    assert isinstance(persona_lineage["read_by"], list) and persona_lineage["read_by_every_persona"] is False
     assert [r["purpose"] for r in export["reminders"]] == ["reminder of A"]
     assert [r["id"] for r in export["prompt_records"]] == [a["record"].pk]
     assert export["persona_blocks"] == [] and export["blacklist"] == []

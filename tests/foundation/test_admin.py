@@ -181,8 +181,8 @@ def test_lineage_filter_offers_the_lineages_present_with_persona_names(
     lineage_filter = next(f for f in response.context["cl"].filter_specs if f.parameter_name == "lineage")
     choices = dict(lineage_filter.lookup_choices)
     assert choices == {
-        "0": "0 · global (every persona)",
-        str(main_persona.persona_lineage_id): f"{main_persona.persona_lineage_id} · Tomori ({main_persona.server})",
+        "0": "global (every persona) · 0",
+        str(main_persona.persona_lineage_id): f"Tomori · {main_persona.persona_lineage_id}",
     }
     assert str(alter.persona_lineage_id) not in choices
 

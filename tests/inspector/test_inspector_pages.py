@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord
+from chatcontext.records.admin import channel_names
 from chatcontext.records.inspector import assemble_live, prompt_blocks
 from personas import actions
 from personas.models import DiscordUser, PersonalMemory, PrivacyLevel, Reminder, ServerMember
@@ -243,6 +244,9 @@ def test_changelist_costs_the_same_queries_at_1_and_100_rows(world: World) -> No
             persona_nickname="Tomori",
             created_at=start + timedelta(seconds=i),
             error="timeout" if i % 2 else "",
+            # Each row previews its trigger from its history, as the first does.
+            trigger_message_disc_id=world.record_a.trigger_message_disc_id,
+            simplified_messages=world.record_a.simplified_messages,
         )
         for i in range(99)
     )
@@ -250,6 +254,29 @@ def test_changelist_costs_the_same_queries_at_1_and_100_rows(world: World) -> No
         response = client.get(url + "?all=")
     assert len(response.context["cl"].result_list) == 100
     assert len(hundred.captured_queries) == len(one.captured_queries)
+    assert response.content.decode().count('class="turn-trigger" title="–"') == 0
+
+
+def test_the_channel_filter_reads_one_row_per_channel_with_its_latest_name(world: World) -> None:
+    start = timezone.now()
+    PromptRecord.objects.bulk_create(
+        PromptRecord(
+            server=world.server_a,
+            channel_disc_id="777",
+            channel_name=name,
+            persona_id=world.record_a.persona_id,
+            created_at=start + timedelta(seconds=i),
+        )
+        for i, name in enumerate(["old-name", "new-name", "", "new-name"])
+    )
+    rows = list(channel_names(PromptRecord.objects.filter(server=world.server_a)))
+    assert len(rows) == len({r[0] for r in rows}) == 2
+    assert ("777", "new-name") in rows
+    response = world.client("alice").get(reverse("admin:chatcontext_promptrecord_changelist"))
+    channel_filter = next(
+        f for f in response.context["cl"].filter_specs if getattr(f, "parameter_name", "") == "channel"
+    )
+    assert dict(channel_filter.lookup_choices)["777"] == "#new-name"
 
 
 def test_changelist_search_and_filters(world: World) -> None:
