@@ -266,29 +266,19 @@ def test_a_playground_turn_is_built_like_a_discord_turn_a_bot_authored_anchor_is
     assert (turn.channel_name, turn.channel_description) == ("lounge", "Late-night chat")
 
 
-def _pending(content: str) -> bool:
-    return PlaygroundMessage.objects.get(author_disc_id=MINA, content=content).turn_pending
-
-
-def test_a_turn_whose_run_raised_is_over_not_left_for_the_next_start_to_call_interrupted(
-    demo: Demo, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "failing",
+    ["bot.conversation.runner.resolve_images", "bot.playground.service.admit_message"],
+    ids=["run", "admission"],
+)
+def test_a_turn_that_failed_is_over_not_left_for_the_next_start_to_call_interrupted(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
-    async def broken(*args: Any) -> Any:
+    async def bug(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug in the turn")
 
-    monkeypatch.setattr("bot.conversation.runner.resolve_images", broken)
+    monkeypatch.setattr(failing, bug)
     with pytest.raises(RuntimeError, match="a bug in the turn"):
         post(demo, MINA, "tomori, look at this")
-    assert not _pending("tomori, look at this")
-    assert store.note_interrupted_turns() == 0
-
-
-def test_a_message_whose_admission_failed_is_not_left_pending(demo: Demo, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def unreachable(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("the database went away")
-
-    monkeypatch.setattr("bot.playground.service.admit_message", unreachable)
-    with pytest.raises(RuntimeError, match="the database went away"):
-        post(demo, MINA, "tomori, hello")
-    assert not _pending("tomori, hello")
+    assert not PlaygroundMessage.objects.get(author_disc_id=MINA, content="tomori, look at this").turn_pending
     assert store.note_interrupted_turns() == 0
