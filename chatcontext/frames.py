@@ -18,7 +18,7 @@ byte for byte as it was, so an ordinary prompt does not change.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import unicodedata
 
 import regex
@@ -33,7 +33,7 @@ _BRACKETS = regex.compile("[" + regex.escape("".join(_OPENING) + "".join(_CLOSIN
 
 # What a reader does not see between the bracket and the word, or inside it: format characters
 # (zero-width, bidi controls, soft hyphen), combining marks and spaces.
-_UNSEEN = regex.compile(r"[\p{Cf}\p{Mn}\p{Me}\s]")
+_UNSEEN = regex.compile(r"[\p{Cf}\p{Mn}\p{Me}\s]*")
 # Cyrillic, Greek and small-capital letters drawn like those of "system", after casefolding.
 _LOOKALIKES = str.maketrans(
     {
@@ -47,24 +47,26 @@ _LOOKALIKES = str.maketrans(
 _WORD = "system"
 
 
-def _seen_letters(text: str, start: int) -> str:
-    """The letters a reader sees from ``start``, folded to plain lowercase Latin, one more than
-    "system" has (to tell `[System:` from `[Systematic`)."""
-    letters = ""
-    for char in itertools.islice(text, start, None):
-        if _UNSEEN.match(char):
-            continue
-        folded = unicodedata.normalize("NFKC", char).casefold().translate(_LOOKALIKES)
-        letters += _UNSEEN.sub("", folded)
-        if len(letters) > len(_WORD):
-            break
-    return letters
+@functools.lru_cache(maxsize=4096)  # bounded: hostile text may hold any number of distinct characters
+def _seen_as(char: str) -> str:
+    """What a reader takes ``char`` for: plain lowercase Latin where it is drawn like it."""
+    return _UNSEEN.sub("", unicodedata.normalize("NFKC", char).casefold().translate(_LOOKALIKES))
 
 
 def _opens_frame(text: str, index: int) -> bool:
-    """Whether the bracket at ``index`` reads as the start of a platform notice."""
-    letters = _seen_letters(text, index + 1)
-    following = letters[len(_WORD) :]
+    """Whether the bracket at ``index`` reads as the start of a platform notice: the letters a reader
+    sees after it spell "system" and go on with no other letter (`[Systematic` opens nothing)."""
+    letters = ""
+    position = index + 1
+    while len(letters) <= len(_WORD):
+        position = _UNSEEN.match(text, position).end()
+        if position == len(text):
+            break
+        letters += _seen_as(text[position])
+        position += 1
+        if not _WORD.startswith(letters[: len(_WORD)]):
+            return False
+    following = letters[len(_WORD) : len(_WORD) + 1]
     return letters.startswith(_WORD) and not (following.isalnum() or following == "_")
 
 
