@@ -58,21 +58,39 @@ def _connection_failed(exc: DatabaseError) -> bool:
     return isinstance(exc, OperationalError | InterfaceError) or _connection_lost()
 
 
+class _StatementsCompleted:
+    """A ``connection.execute_wrapper`` noting whether a statement of the call came back from the
+    server: from then on the server may have committed the call's writes, COMMIT included."""
+
+    def __init__(self) -> None:
+        self.any = False
+
+    def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        self.any = True
+        return result
+
+
 def on_a_new_connection(fn: Callable[..., T]) -> Callable[..., T]:
-    """``fn``, run once more on a new connection when its connection failed.
+    """``fn``, run once more on a new connection when its connection failed before any of its
+    statements ran.
 
     Only outside a transaction: inside one (the caller's), a new connection would silently drop what
-    the transaction wrote, so the error stands. A failed call wrote nothing (each write is one
-    transaction), so running it again writes it once. Any other error (a constraint, a bug) is the
-    caller's, raised as it was.
+    the transaction wrote, so the error stands. Only when no statement of the call completed: the
+    connection died while idle (the model was writing) and the call's first statement found it dead,
+    so nothing reached the server and running it again writes it once. A connection lost later (in
+    COMMIT, say) may have lost it after the server committed: running again could write twice, so
+    the error stands. Any other error (a constraint, a bug) is the caller's, raised as it was.
     """
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> T:
+        completed = _StatementsCompleted()
         try:
-            return fn(*args, **kwargs)
+            with connection.execute_wrapper(completed):
+                return fn(*args, **kwargs)
         except DatabaseError as exc:
-            if connection.in_atomic_block or not _connection_failed(exc):
+            if connection.in_atomic_block or completed.any or not _connection_failed(exc):
                 raise
             logger.warning("database connection lost (%s); retrying once on a new connection", type(exc).__name__)
         connection.close()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image
 
@@ -39,8 +40,9 @@ class InspectedImage:
 
 
 @contextmanager
-def opened_image(source: bytes | Path) -> Iterator[tuple[Image.Image, InspectedImage]]:
+def opened_image(source: bytes | Path | BinaryIO) -> Iterator[tuple[Image.Image, InspectedImage]]:
     """The image, opened (header read, nothing decoded), and what it is; raises ``ImageRefused``.
+    A file object is read from where it stands, and only as far as the header (the caller rewinds it).
     Anything Pillow raises inside the block — a body that does not decode — is refused too: a
     hostile file can make a decoder raise almost any exception type."""
     try:
@@ -59,7 +61,7 @@ def opened_image(source: bytes | Path) -> Iterator[tuple[Image.Image, InspectedI
         raise ImageRefused(NOT_AN_IMAGE) from exc
 
 
-def inspect_image(source: bytes | Path) -> InspectedImage:
+def inspect_image(source: bytes | Path | BinaryIO) -> InspectedImage:
     """The allowed type and dimensions of an image from its bytes, or ``ImageRefused`` with why not."""
     with opened_image(source) as (_, inspected):
         return inspected

@@ -117,9 +117,12 @@ def _resolve(future: asyncio.Future[list[PlaygroundTurn]], result: Any) -> None:
 
 async def _run_job(job: PlaygroundJob) -> None:
     try:
-        results = await job.runner.run(job.turn)
-        if job.trigger is not None:
-            await db(store.end_turn)(job.trigger)
+        try:
+            results = await job.runner.run(job.turn)
+        finally:
+            # A turn that failed is over too: left pending, the next start would say "server restarted".
+            if job.trigger is not None:
+                await db(store.end_turn)(job.trigger)
     except BaseException as exc:
         _resolve(job.done, exc)
         raise
@@ -240,35 +243,43 @@ async def post_playground_message(
     row = await db(store.store_user_message)(
         channel, author_disc_id, content, now_ms=runner.clock(), reply_to=reply_to, uploads=attachments
     )
-    await live.publish_message(channel, row, bot_user)
-    outcome = PlaygroundOutcome(message=row)
-    outcome.transcription = await transcribe_before_turn(row)
-    failure = untranscribed_reason(row, outcome.transcription)
-    if failure:
-        await db(store.note_message)(row, transcription_failure=failure)
-    if outcome.transcription is not None or failure:  # the page shows the transcript, or why not, under the audio
+    submitted = False
+    try:
         await live.publish_message(channel, row, bot_user)
+        outcome = PlaygroundOutcome(message=row)
+        outcome.transcription = await transcribe_before_turn(row)
+        failure = untranscribed_reason(row, outcome.transcription)
+        if failure:
+            await db(store.note_message)(row, transcription_failure=failure)
+        if outcome.transcription is not None or failure:  # the page shows the transcript, or why not, under the audio
+            await live.publish_message(channel, row, bot_user)
 
-    trigger = await db(read_trigger)(channel, row, bot_user)
-    admission = await admit_row(trigger, state, bot_user, runner.clock())
-    if not admission.admitted:
-        outcome.skip = str(admission.skip)
-        logger.info("playground message not admitted: %s", outcome.skip)
-        await _note_skip(channel, row, bot_user, outcome.skip)
-        return outcome
-    outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
-    job = PlaygroundJob(
-        turn=TurnJob.answering(
-            trigger.message, admission, state, outlet, triggerer=trigger.member, posted_by=posted_by
-        ),
-        runner=runner,
-        done=asyncio.get_running_loop().create_future(),
-        trigger=row,
-    )
-    if not await planner.submit(job):
-        outcome.skip = QUEUE_FULL
-        await _note_skip(channel, row, bot_user, QUEUE_FULL)
-        return outcome
+        trigger = await db(read_trigger)(channel, row, bot_user)
+        admission = await admit_row(trigger, state, bot_user, runner.clock())
+        if not admission.admitted:
+            outcome.skip = str(admission.skip)
+            logger.info("playground message not admitted: %s", outcome.skip)
+            await _note_skip(channel, row, bot_user, outcome.skip)
+            return outcome
+        outlet = PlaygroundOutlet(channel, row, bot_user, clock=runner.clock)
+        job = PlaygroundJob(
+            turn=TurnJob.answering(
+                trigger.message, admission, state, outlet, triggerer=trigger.member, posted_by=posted_by
+            ),
+            runner=runner,
+            done=asyncio.get_running_loop().create_future(),
+            trigger=row,
+        )
+        submitted = await planner.submit(job)
+        if not submitted:
+            outcome.skip = QUEUE_FULL
+            await _note_skip(channel, row, bot_user, QUEUE_FULL)
+            return outcome
+    finally:
+        # Until the planner has the turn (it ends it), a failure or an early exit ends it here: a
+        # message left pending would read "not answered: the server restarted" after the next start.
+        if not submitted:
+            await db(store.end_turn)(row)
     outcome.results = await job.done
     return outcome
 

@@ -147,13 +147,16 @@ def _stored_type(upload: UploadedFile) -> str | None:
     """The type kept with an upload: an image's from its bytes (``image_bytes``). Of anything else the
     uploader's word is kept only when it says audio or video, the pipeline's hint for speech-to-text and
     media notes; serving never trusts it (``views.attachment`` reads the bytes again)."""
-    data = upload.read()
     upload.seek(0)
     try:
-        return inspect_image(data).content_type
+        # The file itself, not its bytes: Pillow reads the header only, not a whole upload into memory.
+        # (Django's File proxies read/seek/tell to the file it wraps; its stubs do not say it is one.)
+        return inspect_image(upload).content_type  # type: ignore[arg-type]
     except ImageRefused:
         declared = storable_text(upload.content_type or "").lower()
         return declared if declared.startswith(("audio/", "video/")) else None
+    finally:
+        upload.seek(0)
 
 
 def _save_uploads(

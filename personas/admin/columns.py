@@ -1,5 +1,4 @@
-"""Columns another app adds to the server list (issue 16: turns, tokens and cost per server), and
-its actions on servers (superusers' only: the bot's *Test model connection*).
+"""Columns another app adds to the server list (issue 16: turns, tokens and cost per server).
 
 personas imports nothing of the apps built on it (the import rule), so an app whose tables hold
 per-server figures registers them here from its own admin module: an annotation of the list's
@@ -39,15 +38,3 @@ def annotate_servers(queryset: QuerySet[Server]) -> QuerySet[Server]:
 
 def server_columns() -> list[Callable[[Server], Any]]:
     return [column for extra in _registered for column in extra.columns]
-
-
-_actions: list[Callable[..., Any]] = []
-
-
-def register_server_action(action: Callable[..., Any]) -> None:
-    """An admin action (``@admin.action``) of another app, offered to superusers on the server list."""
-    _actions.append(action)
-
-
-def server_actions() -> list[Callable[..., Any]]:
-    return list(_actions)

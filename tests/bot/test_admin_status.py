@@ -8,6 +8,7 @@ from datetime import timedelta
 from html import unescape
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.test import Client
@@ -15,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bot.discord.status import SILENT_AFTER, BotStatus, report, report_restart
+from personas.admin.servers import ServerAdmin
 from personas.models import Server, ServerModerator, ServerSettings
 from tests.bot.fake_llm import FakeLLMServer, ThreadedFakeLLMServer
 
@@ -108,3 +110,11 @@ def test_moderators_cannot_test_a_connection(moderator, server, keepalive_server
     assert 'value="test_model_connection"' not in page(moderator, SERVERS)
     moderator.post(SERVERS, {"action": "test_model_connection", "_selected_action": [server.pk]})
     assert keepalive_server.requests == []
+
+
+def test_the_connection_test_comes_with_the_bots_server_admin_not_from_a_registry_filled_at_start_up(rf):
+    request = rf.get(SERVERS)
+    request.user = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    assert "test_model_connection" in admin.site.get_model_admin(Server).get_actions(request)
+    # personas' own server admin offers no action of an app built on it, whatever was imported.
+    assert "test_model_connection" not in ServerAdmin(Server, admin.AdminSite()).get_actions(request)

@@ -4,10 +4,14 @@ still written, on a new connection (``bot.conversation.db.closing_stale_connecti
 
 from __future__ import annotations
 
+import asyncio
+
 import discord.ext.test as dpytest
 import pytest
-from django.db import connections
+from django.contrib.auth.models import User
+from django.db import DatabaseError, connection, connections
 
+from bot.conversation.db import on_a_new_connection
 from tests.bot.fakes import run_db
 from tests.bot.test_tools import records, sent_messages, setup
 from tests.playground.test_blips import ConnectionKiller, turn_connection
@@ -36,3 +40,26 @@ async def test_a_connection_killed_while_the_model_writes_still_records_the_disc
     assert record.trigger_message_disc_id == str(trigger.id)
     assert record.reply_text == llm_server.reply_text and record.error == ""
     assert record.snapshot["turn"]["trigger_message_id"] == str(trigger.id)  # captured, not left empty
+
+
+def test_a_connection_lost_after_a_statement_of_the_call_completed_is_not_retried():
+    # As when the connection drops during COMMIT: the server may have written the call's rows, so
+    # running the call again could write them twice; the error stands instead.
+    killer = ConnectionKiller(turn_connection())
+    calls: list[int] = []
+
+    def write_then_lose_the_connection() -> int:
+        calls.append(1)
+        User.objects.create(username=f"written-{len(calls)}")
+        asyncio.run(killer())
+        return User.objects.count()
+
+    try:
+        with pytest.raises(DatabaseError):
+            on_a_new_connection(write_then_lose_the_connection)()
+        connection.close()
+        connection.connect()
+        assert len(calls) == 1
+        assert list(User.objects.values_list("username", flat=True)) == ["written-1"]
+    finally:
+        killer.close()

@@ -16,6 +16,7 @@ from bot.conversation.providers import (
     provider_config,
     to_chat_messages,
 )
+from bot.conversation.providers.openai_compat import reply_limit_parameter
 from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
 from personas.models import ServerSettings
 from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, USAGE, FakeLLMServer, tool_round
@@ -243,3 +244,32 @@ async def test_an_error_in_the_middle_of_a_stream_keeps_the_providers_words(llm_
         "provider reported an error mid-stream: the request exceeds the available context size"
     )
     assert len(llm_server.requests) == 1  # not retried: the same prompt would overflow again
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_openais_own_api_is_sent_max_completion_tokens(llm_server, monkeypatch, stream):
+    """OpenAI's reasoning models refuse ``max_tokens`` (400 "Unsupported parameter"). The request
+    for api.openai.com reaches the local server through it as an HTTP proxy (no network in tests)."""
+    monkeypatch.setenv("HTTP_PROXY", llm_server.base_url.removesuffix("/v1"))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    openai = OpenAICompatProvider(
+        base_url="http://api.openai.com/v1", api_key="sk-test", model="ok", timeout_s=5.0, max_reply_tokens=55
+    )
+    result = await openai.generate(ITEMS, stream=stream)
+
+    assert result.text == llm_server.reply_text
+    [request] = llm_server.requests
+    assert request["max_completion_tokens"] == 55 and "max_tokens" not in request
+
+
+@pytest.mark.parametrize("base_url", ["", "https://api.openai.com/v1", "https://API.OpenAI.com/v1/"])
+def test_the_default_endpoint_and_openais_host_take_max_completion_tokens(base_url):
+    assert reply_limit_parameter(base_url) == "max_completion_tokens"
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "https://api.openai.com.example.net/v1"]
+)
+def test_openai_compatible_servers_take_max_tokens(base_url):
+    assert reply_limit_parameter(base_url) == "max_tokens"

@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.bot.fake_discord import BAD_TOKEN, TOKEN, FakeDiscord, runbot_command
 from tests.paths import REPO_ROOT
-from tests.serve_process import free_port, fresh_env, manage
+from tests.serve_process import MANAGE, free_port, fresh_env, manage
 
 pytestmark = pytest.mark.slow
 
@@ -134,3 +136,21 @@ async def connected_row(var_dir: Path) -> tuple[str, str, str]:
         if row is not None:
             return row
         await asyncio.sleep(0.2)
+
+
+def test_a_health_port_already_taken_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*MANAGE, "runbot", "--offline", "--health-port", str(port)],
+            cwd=REPO_ROOT,
+            env=fresh_env(tmp_path),
+            capture_output=True,
+            timeout=120,
+        )
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        f"CommandError: --health-port {port}: cannot listen on 127.0.0.1:{port} (Address already in use)."
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
 import sys
 import threading
 
@@ -59,3 +60,32 @@ def test_a_restart_keeps_the_childs_own_error_and_counts():
     report_restart(-9, 16)
     row = BotStatus.objects.get()
     assert row.restarts == 2 and row.last_error == "exited with status -9; restarting in 16 s"
+
+
+def test_a_stop_while_the_child_is_being_started_leaves_no_child_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    # serve is stopped (SIGTERM) just as the supervisor, its "still running?" check passed, starts a
+    # child: that child must be ended too, not left running after serve is gone.
+    launching, stop_returned = threading.Event(), threading.Event()
+    launched: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen(command: list[str]) -> subprocess.Popen[bytes]:
+        launching.set()
+        stop_returned.wait(timeout=5)  # a stop() that waits for this start meets the bound instead
+        launched.append(real_popen(command))
+        return launched[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    bot = BotProcess([sys.executable, "-c", "import time; time.sleep(60)"], on_restart=lambda *a: None)
+    bot.start()
+    try:
+        assert launching.wait(timeout=60)
+        bot.stop()
+        stop_returned.set()
+        while not launched:
+            threading.Event().wait(0.05)
+        assert launched[0].poll() is not None
+    finally:
+        for proc in launched:
+            proc.kill()
+            proc.wait()

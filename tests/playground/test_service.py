@@ -264,3 +264,21 @@ def test_a_playground_turn_is_built_like_a_discord_turn_a_bot_authored_anchor_is
 
     assert turn.is_self_message and turn.bot_user.id == BOT and turn.thread_parent_id is None
     assert (turn.channel_name, turn.channel_description) == ("lounge", "Late-night chat")
+
+
+@pytest.mark.parametrize(
+    "failing",
+    ["bot.conversation.runner.resolve_images", "bot.playground.service.admit_message"],
+    ids=["run", "admission"],
+)
+def test_a_turn_that_failed_is_over_not_left_for_the_next_start_to_call_interrupted(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    async def bug(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the turn")
+
+    monkeypatch.setattr(failing, bug)
+    with pytest.raises(RuntimeError, match="a bug in the turn"):
+        post(demo, MINA, "tomori, look at this")
+    assert not PlaygroundMessage.objects.get(author_disc_id=MINA, content="tomori, look at this").turn_pending
+    assert store.note_interrupted_turns() == 0

@@ -6,11 +6,12 @@ declared as an image is "not sent (why)" in the prompt record; the turn still an
 
 from __future__ import annotations
 
+import io
 from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.test import Client
 from django.urls import reverse
 
@@ -35,7 +36,7 @@ def root_client() -> Client:
     return client
 
 
-def post_files(demo: Demo, *uploads: SimpleUploadedFile, vision: bool = False) -> PlaygroundMessage:
+def post_files(demo: Demo, *uploads: UploadedFile, vision: bool = False) -> PlaygroundMessage:
     ServerSettings.objects.filter(server=demo.server).update(model_accepts_images=vision)
     send_playground_message(demo.channel, MINA, f"{demo.mention()} look", attachments=list(uploads))
     return PlaygroundMessage.objects.filter(is_bot=False).latest("id")
@@ -121,3 +122,30 @@ def test_every_kind_of_page_has_a_csp_without_inline_script_and_nosniff(demo, ro
             parser = _InlineScripts()
             parser.feed(response.content.decode())
             assert parser.found == [], url
+
+
+class ReadCounting(io.BytesIO):
+    """An upload's file that notes how much each read returned."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.reads: list[int] = []
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.reads.append(len(data))
+        return data
+
+
+def test_an_upload_is_never_read_into_memory_whole_to_learn_its_type(demo):
+    image = png_bytes()
+    data = image + b"\0" * (4 * 1024 * 1024)  # a large file: its header is all the type needs
+    # As a large upload Django spooled to disk: read in chunks (SimpleUploadedFile is all in memory).
+    file = ReadCounting(data)
+    upload = UploadedFile(file, "big.png", content_type="text/plain", size=len(data))
+    message = post_files(demo, upload)
+
+    [kept] = message.attachments
+    assert kept["content_type"] == "image/png" and kept["size"] == len(data)
+    assert max(file.reads) <= upload.DEFAULT_CHUNK_SIZE  # read in pieces: the header, then the copy to disk
+    assert sum(file.reads) >= len(data)  # and the whole of it was saved

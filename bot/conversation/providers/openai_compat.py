@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
@@ -54,6 +55,7 @@ REDACTED = "[redacted]"
 _KEY_LIKE = re.compile(r"(?i:bearer)\s+\S+|\b(?:sk-|gsk_|hf_|xai-|AIza)[\w*.-]+|\b[A-Za-z0-9+/]{32,}=*")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = urlsplit(DEFAULT_BASE_URL).hostname
 # The SDK refuses to start without a key. With none configured (local servers ignore it) it gets this
 # constant, and every request omits the Authorization header, so not even the placeholder is sent.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -161,6 +163,13 @@ def shared_client(base_url: str, api_key: str, timeout_s: float) -> AsyncOpenAI:
     return clients[key]
 
 
+def reply_limit_parameter(base_url: str) -> str:
+    """The name of the reply's token cap: OpenAI's own API took ``max_tokens`` out for
+    ``max_completion_tokens`` (its reasoning models answer 400 "Unsupported parameter" to the old one);
+    the servers that copy its API (llama.cpp, vLLM, Ollama) know ``max_tokens``."""
+    return "max_completion_tokens" if urlsplit(base_url or DEFAULT_BASE_URL).hostname == OPENAI_HOST else "max_tokens"
+
+
 class OpenAICompatProvider:
     name = "openai"
 
@@ -169,6 +178,7 @@ class OpenAICompatProvider:
         self.max_reply_tokens = max_reply_tokens
         self.timeout_s = timeout_s
         self._client_key: ClientKey = (base_url, api_key, timeout_s)
+        self.reply_limit_parameter = reply_limit_parameter(base_url)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
     supports_tools = True
@@ -197,7 +207,7 @@ class OpenAICompatProvider:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
-                    options["max_tokens"] = self.max_reply_tokens
+                    options[self.reply_limit_parameter] = self.max_reply_tokens
                     if stream:
                         text, usage, calls = await self._stream(messages, options, on_delta)
                     else:

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +18,17 @@ from django.db import DatabaseError
 from bot.liveness import serve_liveness
 
 logger = logging.getLogger("bot.runbot")
+
+
+def health_check(port: int, gateway: Callable[[], str]) -> None:
+    """``serve_liveness``, or one line and exit 2 when the port cannot be had (taken, out of range)."""
+    try:
+        serve_liveness(port, gateway)
+    except (OSError, OverflowError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CommandError(
+            f"--health-port {port}: cannot listen on 127.0.0.1:{port} ({reason}).", returncode=2
+        ) from None
 
 
 class Command(BaseCommand):
@@ -73,7 +85,7 @@ class Command(BaseCommand):
         bot = create_bot(sync_commands=not options["no_sync"], embedded_reminders=not settings.REDIS_URL)
         logger.info("Language model: %s", platform_model_summary())
         if health_port:
-            serve_liveness(health_port, lambda: "connected" if bot.is_ready() else "connecting")
+            health_check(health_port, lambda: "connected" if bot.is_ready() else "connecting")
         StatusReporter(bot)
         # The admin's status row is best effort: the bot starts (and says why it cannot) without it.
         with contextlib.suppress(DatabaseError):
@@ -99,7 +111,7 @@ class Command(BaseCommand):
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stopped.set())
         if health_port:
-            serve_liveness(health_port, lambda: "offline")
+            health_check(health_port, lambda: "offline")
         logger.info("DISCORD_TOKEN is not set: the bot is offline (--offline), connected to nothing, until stopped")
         stopped.wait()
         logger.info("offline bot stopped")

@@ -85,19 +85,32 @@ class BotProcess:
         self.on_restart = on_restart or note_restart
         self.proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
+        # Held around "not stopping? then start a child" and around stop()'s look at the child, so
+        # a stop either comes first (no child starts) or finds the child to end; none outlives serve.
+        self._lock = threading.Lock()
         self._supervisor: threading.Thread | None = None
 
     def start(self) -> None:
         self._supervisor = threading.Thread(target=self._supervise, name="runbot-supervisor", daemon=True)
         self._supervisor.start()
 
+    def _launch(self) -> subprocess.Popen[bytes] | None:
+        """A new child, or None once serve is stopping."""
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            self.proc = subprocess.Popen(self.command)
+            return self.proc
+
     def _supervise(self) -> None:
         delays = self.delays()
-        while not self._stopping.is_set():
+        while True:
             started = time.monotonic()
-            self.proc = subprocess.Popen(self.command)
-            logger.info("Discord bot started (manage.py runbot, pid %s)", self.proc.pid)
-            code = self.proc.wait()
+            proc = self._launch()
+            if proc is None:
+                return
+            logger.info("Discord bot started (manage.py runbot, pid %s)", proc.pid)
+            code = proc.wait()
             if self._stopping.is_set():
                 return
             if time.monotonic() - started >= STABLE_SECONDS:
@@ -109,8 +122,9 @@ class BotProcess:
                 return
 
     def stop(self) -> None:
-        self._stopping.set()
-        proc = self.proc
+        with self._lock:
+            self._stopping.set()
+            proc = self.proc
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
