@@ -95,8 +95,9 @@ async function main() {
       page.waitForURL("**/personalmemory/**/change/**"),
       page.locator("ul.memories a", { hasText: config.forgetText }).click(),
     ]);
-    await Promise.all([page.waitForURL("**/delete/"), page.locator("a.deletelink").click()]);
-    await Promise.all([page.waitForURL("**/personalmemory/"), page.click("input[type=submit]")]);
+    // Reached from the user view, the memory's page keeps ?next= on its Delete link: back to the view.
+    await Promise.all([page.waitForURL("**/delete/?next=**"), page.locator("a.deletelink").click()]);
+    await Promise.all([page.waitForURL("**/known/"), page.click("input[type=submit]")]);
     result.deleteMessages = await texts(page.locator("ul.messagelist li"));
     await page.goto(`${config.baseUrl}/admin/personas/deletedpersonalmemory/`);
     const row = page.locator("#result_list tbody tr", { hasText: config.forgetText }).first();
