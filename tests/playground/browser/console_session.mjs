@@ -1,6 +1,6 @@
 // What every walk through the moderators' console shares: Debian's Chromium (headless), pages that
 // collect their script errors and failed responses, full-page screenshots into the artifacts folder,
-// the admin's sign-in, and the text of elements with their white space folded.
+// the admin's sign-in, one JSON result however a walk ends, and the text of elements with their white space folded.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -35,17 +35,46 @@ export function session(baseUrl, artifacts, result) {
         }
       });
     },
-    async shot(page, name) {
+    async shot(page, name, { fullPage = true } = {}) {
       mkdirSync(artifacts, { recursive: true });
       const path = join(artifacts, name);
-      await page.screenshot({ path, fullPage: true });
+      await page.screenshot({ path, fullPage });
       result.screenshots.push(path);
     },
-    async signIn(page, username, password) {
-      await page.goto(`${baseUrl}/admin/login/?next=/admin/`);
+    async signIn(page, username, password, next = "/admin/") {
+      await page.goto(`${baseUrl}/admin/login/?next=${next}`);
       await page.fill("#id_username", username);
       await page.fill("#id_password", password);
-      await Promise.all([page.waitForURL(`${baseUrl}/admin/`), page.click("input[type=submit]")]);
+      await Promise.all([page.waitForURL(`${baseUrl}${next}`), page.click("input[type=submit]")]);
     },
   };
+}
+
+// Run `scenario(browser, result, walk)`, walk being the session plus newPage(context), a watched page,
+// and print exactly one JSON result on stdout whatever happens (the Python test reads the last line);
+// a failure is result.error, with a screenshot of the last page opened.
+export async function runWalk({ chromiumPath, baseUrl, artifacts, failureShot }, scenario) {
+  const result = { ok: false };
+  const browser = await launch(chromiumPath);
+  const walk = session(baseUrl, artifacts, result);
+  let last;
+  walk.newPage = async (context) => {
+    last = await context.newPage();
+    walk.watch(last);
+    return last;
+  };
+  try {
+    await scenario(browser, result, walk);
+    result.ok = true;
+  } catch (error) {
+    result.error = String(error && error.stack ? error.stack : error);
+    try {
+      if (last) await walk.shot(last, failureShot);
+    } catch {
+      // the screenshot of a failure is a courtesy
+    }
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(result) + "\n");
 }

@@ -6,7 +6,7 @@
 // and channel filters, then picks two turns and compares them with the "Compare the two selected"
 // action; measures the users, memories and servers lists; then opens the playground on a 390 px phone
 // screen. Screenshots go to ARTIFACTS.
-import { runScenario, shot as saveShot } from "./harness.mjs";
+import { runWalk } from "./console_session.mjs";
 
 const config = {
   baseUrl: process.env.BASE_URL || "http://127.0.0.1:8000",
@@ -21,15 +21,6 @@ const WIDTH = 1280;
 const PHONE_WIDTH = 390;
 const RECORDS = "/admin/chatcontext/promptrecord/";
 const LISTS = { users: "/admin/personas/discorduser/", memories: "/admin/personas/personalmemory/", servers: "/admin/personas/server/" };
-
-const shot = (page, name, result, fullPage = false) => saveShot(page, config.artifacts, name, result, fullPage);
-
-async function signIn(page, next) {
-  await page.goto(`${config.baseUrl}/admin/login/?next=${next}`);
-  await page.fill("#id_username", config.username);
-  await page.fill("#id_password", config.password);
-  await Promise.all([page.waitForURL(`${config.baseUrl}${next}`), page.click("input[type=submit]")]);
-}
 
 const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
 
@@ -64,12 +55,14 @@ async function fit(page) {
   });
 }
 
-async function scenario(browser, result, newPage) {
+async function scenario(browser, result, walk) {
+  const shot = (page, name) => walk.shot(page, name, { fullPage: false });
+  const signIn = (page, next) => walk.signIn(page, config.username, config.password, next);
   result.listFits = {};
   const context = await browser.newContext({ viewport: { width: WIDTH, height: 900 } });
-  const page = await newPage(context);
+  const page = await walk.newPage(context);
   await signIn(page, "/admin/");
-  await shot(page, "records-admin-home.png", result);
+  await shot(page, "records-admin-home.png");
 
   // 1. The list: every column's right edge, the rows, the filters on offer.
   await page.goto(`${config.baseUrl}${RECORDS}`);
@@ -78,12 +71,12 @@ async function scenario(browser, result, newPage) {
   result.rows = await rows(page);
   result.pageText = clean(await page.locator("#content").textContent());
   result.filterTitles = (await page.locator("#changelist-filter details summary").allTextContents()).map(clean);
-  await shot(page, "records-list-1280.png", result);
+  await shot(page, "records-list-1280.png");
 
   // 2. Filters: failed turns, then one channel.
   await Promise.all([page.waitForURL("**failed=yes**"), page.getByRole("link", { name: "Failed turns" }).click()]);
   result.failedRows = await rows(page);
-  await shot(page, "records-list-failed.png", result);
+  await shot(page, "records-list-failed.png");
   await page.goto(`${config.baseUrl}${RECORDS}`);
   await Promise.all([page.waitForURL("**channel=**"), page.locator("#changelist-filter a", { hasText: "#lounge" }).click()]);
   result.loungeRows = await rows(page);
@@ -105,27 +98,30 @@ async function scenario(browser, result, newPage) {
   result.diffHeading = clean(await page.locator("h2#diff").textContent());
   result.diffLines = (await page.locator(".diff div").allTextContents()).map((s) => s.trim());
   await page.locator("h2#diff").scrollIntoViewIfNeeded();
-  await shot(page, "records-compare.png", result);
+  await shot(page, "records-compare.png");
 
   // 5. The other long lists fit the window too.
   for (const [name, path] of Object.entries(LISTS)) {
     await page.goto(`${config.baseUrl}${path}`);
     result.listFits[name] = await fit(page);
-    await shot(page, `records-${name}-list-1280.png`, result);
+    await shot(page, `records-${name}-list-1280.png`);
   }
   result.viewSiteHref = await page.locator("#user-tools a", { hasText: "View site" }).getAttribute("href");
   await context.close();
 
   // 6. The playground on a 390 px phone: its rows wrap instead of running off the screen.
   const phone = await browser.newContext({ viewport: { width: PHONE_WIDTH, height: 844 } });
-  const small = await newPage(phone);
+  const small = await walk.newPage(phone);
   await signIn(small, "/playground/");
   result.phoneWidth = await small.evaluate(() => document.documentElement.scrollWidth);
   result.phoneLabels = await small.$$eval("label", (labels) => labels.map((l) => l.textContent.replace(/\s+/g, " ").trim()));
   result.phoneSpeaker = await small.$eval("#pg-identity option:checked", (o) => o.textContent.trim());
-  await shot(small, "records-playground-390.png", result, true);
+  await walk.shot(small, "records-playground-390.png");
   result.favicon = (await small.goto(`${config.baseUrl}/favicon.ico`)).status();
   await phone.close();
 }
 
-runScenario({ chromiumPath: config.chromium, artifacts: config.artifacts, failureShot: "records-failure.png" }, scenario);
+runWalk(
+  { chromiumPath: config.chromium, baseUrl: config.baseUrl, artifacts: config.artifacts, failureShot: "records-failure.png" },
+  scenario,
+);
