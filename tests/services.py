@@ -10,13 +10,18 @@ in-memory channel layer, kombu's filesystem transport — and on the real Redis 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import threading
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
 from asgiref.sync import async_to_sync
 
 from botplatform.settings import REDIS_URL
+from tests.serve_process import free_port
 
 
 def embedded_and_redis(embedded: str) -> list[pytest.ParameterSet]:
@@ -45,3 +50,59 @@ def receive_from_sync(layer: Any, channel: str) -> dict[str, Any]:
         return message
 
     return async_to_sync(receive)()
+
+
+class LoopbackProxy:
+    """A TCP proxy on a local port in front of a real server (PostgreSQL, Redis), which a test stops
+    (every connection through it drops, new ones are refused) and starts again on the same port: an
+    outage and its end without touching the server, which other tests share. ``url`` is the server's
+    URL with the proxy in its place."""
+
+    def __init__(self, server_url: str, default_port: int) -> None:
+        parts = urlsplit(server_url)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or default_port)
+        self.port = free_port()
+        credentials = parts.netloc.rpartition("@")[0]
+        proxy = f"127.0.0.1:{self.port}"
+        self.url = urlunsplit(parts._replace(netloc=f"{credentials}@{proxy}" if credentials else proxy))
+        self._listener: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            connections, self._connections = self._connections, []
+        for sock in [*([listener] if listener else []), *connections]:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+                server = socket.create_connection(self.upstream)
+            except OSError:
+                return
+            with self._lock:
+                self._connections += [client, server]
+            for source, target in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                target.sendall(data)
+        for sock in (source, target):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)

@@ -5,23 +5,20 @@ variable or a database that does not answer is one line and exit 2."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -33,7 +30,7 @@ from tests.foundation.test_configuration_table import documented_variables
 from tests.live.conftest import shared_database_url  # noqa: F401
 from tests.paths import REPO_ROOT
 from tests.serve_process import HOST_ONLY_VARIABLES, START_TIMEOUT_SECONDS, free_port, http_get, stop
-from tests.services import require_redis
+from tests.services import LoopbackProxy, require_redis
 
 ENTRY = str(REPO_ROOT / "bin" / "tomori")
 ENV_EXAMPLE = REPO_ROOT / ".env.example"
@@ -266,58 +263,25 @@ class DatabaseOutage:
             shutil.copy(parts.path, self.sqlite_dir / "db.sqlite3")
             self.url = f"sqlite:///{self.sqlite_dir / 'db.sqlite3'}"
             return
-        self.target = (parts.hostname or "127.0.0.1", parts.port or 5432)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        user = parts.netloc.rpartition("@")[0]
-        proxy = f"127.0.0.1:{self.listener.getsockname()[1]}"
-        self.url = urlunsplit(parts._replace(netloc=f"{user}@{proxy}" if user else proxy))
-        self.up = threading.Event()
-        self.up.set()
-        self.open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if not self.up.is_set():
-                client.close()
-                continue
-            upstream = socket.create_connection(self.target)
-            self.open += [client, upstream]
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                sink.sendall(data)
-        for sock in (source, sink):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+        self.proxy = LoopbackProxy(database_url, 5432)
+        self.proxy.start()
+        self.url = self.proxy.url
 
     def cut(self) -> None:
         if self.sqlite_dir is not None:
             self.sqlite_dir.rename(self.sqlite_dir.with_name("db-away"))
             return
-        self.up.clear()
-        for sock in self.open:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self.open.clear()
+        self.proxy.stop()
 
     def restore(self) -> None:
         if self.sqlite_dir is not None:
             self.sqlite_dir.with_name("db-away").rename(self.sqlite_dir)
             return
-        self.up.set()
+        self.proxy.start()
 
     def close(self) -> None:
         if self.sqlite_dir is None:
-            self.listener.close()
+            self.proxy.stop()
 
 
 @pytest.mark.slow

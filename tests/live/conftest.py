@@ -11,17 +11,15 @@ subprocess gets its name.
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import sqlite3
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -32,7 +30,7 @@ from django.db import connections
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
 from personas import best_effort
 from tests.bot.conftest import release_worker_connections
-from tests.services import embedded_and_redis, require_redis
+from tests.services import LoopbackProxy, embedded_and_redis, require_redis
 
 # A key prefix of this run's own, so other test runs (and an installation) on the same Redis database
 # never see these groups, and the flush after each test deletes only this run's keys.
@@ -174,65 +172,12 @@ def shared_database_url(transactional_db: None, tmp_path: Path) -> Iterator[str]
 from tests.playground.conftest import demo, offline_llm, uploads_dir  # noqa: E402, F401
 
 
-class LoopbackProxy:
-    """A TCP proxy on a local port in front of the real Redis, which a test stops (every connection
-    through it drops, new ones are refused) and starts again on the same port: a Redis outage and
-    its end without touching the server."""
-
-    def __init__(self, upstream: tuple[str, int]) -> None:
-        self.upstream = upstream
-        self.port = closed_port()
-        self._listener: socket.socket | None = None
-        self._connections: list[socket.socket] = []
-        self._lock = threading.Lock()
-
-    def start(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen()
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def stop(self) -> None:
-        with self._lock:
-            listener, self._listener = self._listener, None
-            connections, self._connections = self._connections, []
-        for sock in [*([listener] if listener else []), *connections]:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-                server = socket.create_connection(self.upstream)
-            except OSError:
-                return
-            with self._lock:
-                self._connections += [client, server]
-            for source, target in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, target: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                target.sendall(data)
-        for sock in (source, target):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-
 @pytest.fixture
 def redis_proxy(settings: Any) -> Iterator[LoopbackProxy]:
     """The channel layer and the cache on the real Redis (REDIS_URL) through a LoopbackProxy."""
-    url = urlsplit(require_redis(REDIS_URL))
-    proxy = LoopbackProxy((url.hostname or "127.0.0.1", url.port or 6379))
+    proxy = LoopbackProxy(require_redis(REDIS_URL), 6379)
     proxy.start()
-    credentials = url.netloc.rpartition("@")[0]
-    proxied = urlunsplit(url._replace(netloc=(credentials + "@" if credentials else "") + f"127.0.0.1:{proxy.port}"))
+    proxied = proxy.url
     settings.REDIS_URL = proxied
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer(proxied, LIVE_PREFIX)}
     settings.CACHES = {"default": redis_cache(proxied)}
