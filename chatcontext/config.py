@@ -1,14 +1,11 @@
-"""Tunables of the stage (build-context.md §0.1). ``botplatform/settings.py`` reads them from the
-environment into ``settings.TOMORI`` (and ``settings.DEFAULT_BOTNAME``); ``StageConfig.from_settings``
-takes them from there on every call (never cached, so a test's ``settings`` override applies) and
-applies their lower bounds."""
+"""Tunables of the stage (build-context.md §0.1) as one value, with their lower bounds applied.
+``botplatform/settings.py`` reads them from the environment into ``settings.TOMORI``;
+``chatcontext.stage_settings.stage_config`` builds this value from there."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from django.conf import settings
 
 
 @dataclass(frozen=True)
@@ -25,11 +22,6 @@ class StageConfig:
     media_image_message_limit: int = 3
     emoji_sticker_cache_ttl_minutes: int = 10
     default_botname: str = "Tomori"
-
-    @classmethod
-    def from_settings(cls) -> StageConfig:
-        """The tunables as ``settings.TOMORI`` and ``settings.DEFAULT_BOTNAME`` hold them."""
-        return cls.from_tomori(settings.TOMORI, default_botname=settings.DEFAULT_BOTNAME)
 
     @classmethod
     def from_tomori(cls, tomori: Mapping[str, int], *, default_botname: str = "Tomori") -> StageConfig:

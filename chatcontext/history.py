@@ -32,6 +32,7 @@ from chatcontext.simplify.base import DEBUG_PREFIX
 from chatcontext.simplify.forwards import is_forward, resolve_forward_chain, snapshot_is_empty
 from chatcontext.simplify.reactions import shown_reactions
 from chatcontext.simplify.reply import reply_target_id
+from chatcontext.transcripts import TranscriptCache
 from chatcontext.transport import ChatTransport, TransportError
 from chatcontext.types import (
     Author,
@@ -44,7 +45,6 @@ from chatcontext.types import (
     SimplifiedMessage,
     UserRow,
 )
-from chatcontext.voice.cache import TranscriptCache
 from chatcontext.voice.prehydrate import Transcriber, prehydrate_transcripts, voice_chat_mode
 
 logger = logging.getLogger(__name__)

@@ -47,6 +47,7 @@ from chatcontext.participants.scope import ParticipantRequestScope, request_scop
 from chatcontext.participants.target_index import ParticipantTargetIndex, TargetIndexCodec, collect_target_index
 from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
+from chatcontext.stage_settings import stage_config
 from chatcontext.streaming import (
     DeliberateToolConfig,
     EffectivePersona,
@@ -54,6 +55,7 @@ from chatcontext.streaming import (
     gate_deliberate_tools,
     init_streaming_context,
 )
+from chatcontext.transcripts import TranscriptCache
 from chatcontext.transport import ChatTransport, TransportError
 from chatcontext.types import (
     ChatTurn,
@@ -67,7 +69,6 @@ from chatcontext.types import (
     StreamingContext,
     UserRow,
 )
-from chatcontext.voice.cache import TranscriptCache
 from chatcontext.voice.prehydrate import Transcriber
 
 ScopeRegistry = Callable[[LockedTurn], ParticipantRequestScope]
@@ -595,7 +596,7 @@ def build_turn_context(
         transcripts=transcripts,
         transcriber=transcriber,
         scopes=request_scope_registry or request_scope_for,
-        config=config or StageConfig.from_settings(),
+        config=config or stage_config(),
         deps=hydration_deps or DatabaseHydrationDeps(transport),
         users=UserReadSource(turn.server.server_id, personalization),
         clock=clock,

@@ -54,6 +54,7 @@ from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
 from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
+from chatcontext.transcripts import TranscriptCache
 from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
@@ -69,7 +70,6 @@ from chatcontext.types import (
     PersonaInfo,
     ReplyNoticeState,
 )
-from chatcontext.voice.cache import TranscriptCache
 from personas import metrics
 from personas.actions.actor import name_prompt_record
 from personas.provenance import attach_prompt_record

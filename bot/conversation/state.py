@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from bot.conversation.media import ImagePolicy
 from bot.conversation.providers import ProviderConfig, provider_config
 from chatcontext import repository
-from chatcontext.config import StageConfig
 from chatcontext.simplify.media import is_audio_attachment
+from chatcontext.stage_settings import stage_config
 from chatcontext.types import Attachment, Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
 from chatcontext.voice.tasks import enqueue_transcription
 from personas import actions
@@ -67,7 +67,7 @@ def load_server_state(
             name=name,
             is_dm=is_dm,
             locale=locale,
-            main_persona_nickname=default_persona or StageConfig.from_settings().default_botname,
+            main_persona_nickname=default_persona or stage_config().default_botname,
             actor=FIRST_CONTACT,
         )
         server = m.Server.objects.select_related("settings").get(server_disc_id=server_disc_id)

@@ -29,7 +29,8 @@ from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
 from bot.discord.streaming import Pacing
-from chatcontext.voice.cache import TranscriptCache, shared_cache
+from chatcontext.transcripts import TranscriptCache
+from chatcontext.voice.cache import shared_cache
 
 logger = logging.getLogger(__name__)
 

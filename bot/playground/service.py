@@ -43,8 +43,9 @@ from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import PromptRecord
 from chatcontext.simplify.media import is_audio_attachment
+from chatcontext.transcripts import TranscriptCache
 from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
-from chatcontext.voice.cache import TranscriptCache, shared_cache
+from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.tasks import TranscriptionOutcome, transcribe_voice_attachment
 from personas import models as m
 

@@ -34,6 +34,7 @@ from chatcontext.snapshot import (
     snapshot_turn,
     validate_snapshot,
 )
+from chatcontext.stage_settings import stage_config
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
 
@@ -396,7 +397,7 @@ def assemble_live(doc: JSONDict, server: m.Server, *, config: StageConfig | None
                 inputs.transport,
                 transcripts=inputs.transcripts,
                 transcriber=None,  # no network or model in a moderator's request: unknown audio stays untranscribed
-                config=config or StageConfig.from_settings(),
+                config=config or stage_config(),
                 clock=_constant_clock,
             )
         finally:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from chatcontext.config import StageConfig
 from chatcontext.frames import system_frame
 from chatcontext.idmap import MessageIdMap
+from chatcontext.transcripts import CachedTranscript
 from chatcontext.types import (
     Author,
     DiscordMessage,
@@ -25,7 +26,6 @@ from chatcontext.types import (
     PrivacyLevel,
     UserRow,
 )
-from chatcontext.voice.cache import CachedTranscript
 
 JOIN_TYPE = "user_join"
 PIN_TYPE = "channel_pinned_message"

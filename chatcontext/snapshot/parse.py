@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcontext.snapshot.validation import doc_items
+from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.types import (
     Activity,
     Attachment,
@@ -25,7 +26,6 @@ from chatcontext.types import (
     Role,
     StickerRef,
 )
-from chatcontext.voice.cache import MemoryTranscriptCache
 
 
 def _author(d: JSONDict) -> Author:

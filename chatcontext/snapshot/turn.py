@@ -12,6 +12,7 @@ from chatcontext.memory_transport import InMemoryTransport
 from chatcontext.snapshot.load import LoadedSnapshot
 from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
 from chatcontext.snapshot.validation import doc_items
+from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
     Author,
@@ -23,7 +24,6 @@ from chatcontext.types import (
     PersonaInfo,
     ReminderData,
 )
-from chatcontext.voice.cache import MemoryTranscriptCache
 
 
 def bot_author(doc: Mapping[str, Any]) -> Author:

@@ -1,80 +1,17 @@
-"""The voice-transcript cache (build-context.md §11, data-model.md §2.17).
+"""The voice-transcript cache of the live database (build-context.md §11, data-model.md §2.17).
 
-``TranscriptCache`` is what the stage reads. ``DatabaseTranscriptCache`` keeps a process-local
-map in front of the ``VoiceTranscript`` table, so a transcript written by a Celery worker is seen
-by the bot process; ``MemoryTranscriptCache`` serves turn snapshots and tests. Entries older
-than the TTL are absent and evicted on read (BC11-02); writes overwrite.
+``DatabaseTranscriptCache`` keeps a process-local map in front of the ``VoiceTranscript`` table, so a
+transcript written by a Celery worker is seen by the bot process. What the stage reads
+(``TranscriptCache``) and the in-memory cache live in ``chatcontext.transcripts``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal, Protocol
-
 from django.db import transaction
 
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.transcripts import CachedTranscript, MemoryTranscriptCache, Source, is_expired
 from chatcontext.voice.models import VoiceTranscript
-
-Source = Literal["user_stt", "tts"]
-
-
-@dataclass(frozen=True)
-class CachedTranscript:
-    transcript: str
-    source: Source
-    cached_at_ms: int
-
-
-def is_expired(entry: CachedTranscript, now_ms: int, ttl_minutes: int) -> bool:
-    return now_ms - entry.cached_at_ms > ttl_minutes * 60_000
-
-
-class TranscriptCache(Protocol):
-    def get_many(self, message_ids: list[str], *, now_ms: int, ttl_minutes: int) -> dict[str, CachedTranscript]:
-        """Live entries for the ids that have one; expired entries are evicted."""
-
-    def put(
-        self, message_id: str, transcript: str, source: Source, *, now_ms: int, attachment_id: str = ""
-    ) -> CachedTranscript:
-        """Store (overwrite) one transcript."""
-
-
-class MemoryTranscriptCache:
-    def __init__(self) -> None:
-        self.entries: dict[str, CachedTranscript] = {}
-        # message id → the attachment its transcript came from, so forget-me finds it by either id
-        self.attachment_ids: dict[str, str] = {}
-
-    def get_many(self, message_ids: list[str], *, now_ms: int, ttl_minutes: int) -> dict[str, CachedTranscript]:
-        found: dict[str, CachedTranscript] = {}
-        for mid in message_ids:
-            entry = self.entries.get(mid)
-            if entry is None:
-                continue
-            if is_expired(entry, now_ms, ttl_minutes):
-                del self.entries[mid]
-                self.attachment_ids.pop(mid, None)
-            else:
-                found[mid] = entry
-        return found
-
-    def put(
-        self, message_id: str, transcript: str, source: Source, *, now_ms: int, attachment_id: str = ""
-    ) -> CachedTranscript:
-        entry = CachedTranscript(transcript, source, now_ms)
-        self.entries[message_id] = entry
-        self.attachment_ids[message_id] = attachment_id
-        return entry
-
-    def forget(self, message_ids: Iterable[str], attachment_ids: Iterable[str]) -> None:
-        """Drop the entries of these messages or attachments (forget-me deleted their rows)."""
-        attachments = set(attachment_ids)
-        gone = set(message_ids) | {mid for mid, aid in self.attachment_ids.items() if aid and aid in attachments}
-        for mid in gone:
-            self.entries.pop(mid, None)
-            self.attachment_ids.pop(mid, None)
 
 
 class DatabaseTranscriptCache(MemoryTranscriptCache):

@@ -12,8 +12,8 @@ from collections.abc import Iterable, MutableMapping
 from typing import Protocol
 
 from chatcontext.simplify.media import is_audio_attachment
+from chatcontext.transcripts import CachedTranscript, TranscriptCache
 from chatcontext.types import Attachment, DiscordMessage
-from chatcontext.voice.cache import CachedTranscript, TranscriptCache
 
 logger = logging.getLogger(__name__)
 

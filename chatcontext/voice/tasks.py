@@ -32,7 +32,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from chatcontext.voice.cache import TranscriptCache, shared_cache
+from chatcontext.transcripts import TranscriptCache
+from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.fetch import DEFAULT_MAX_BYTES, fetch_audio
 from chatcontext.voice.transcribe import FailureReason, TranscriptionFailed, WhisperTranscriber, default_transcriber
 

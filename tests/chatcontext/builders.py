@@ -14,6 +14,7 @@ from chatcontext.config import StageConfig
 from chatcontext.history import HistoryResult, build_history
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.types import (
     Attachment,
     Author,
@@ -29,7 +30,6 @@ from chatcontext.types import (
     ServerConfig,
     UserRow,
 )
-from chatcontext.voice.cache import MemoryTranscriptCache
 from chatcontext.voice.prehydrate import Transcriber
 
 BOT_ID = "900"

@@ -17,6 +17,7 @@ from chatcontext.directives import TailContext, continuation_directive
 from chatcontext.history import build_history
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.types import (
     Attachment,
     Embed,
@@ -25,7 +26,6 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
-from chatcontext.voice.cache import MemoryTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
 from tests.chatcontext.turn_factory import tomori_entry

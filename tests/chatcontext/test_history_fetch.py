@@ -11,9 +11,9 @@ from chatcontext.config import StageConfig
 from chatcontext.history import build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.transport import TransportError
 from chatcontext.types import DiscordMessage, Embed
-from chatcontext.voice.cache import MemoryTranscriptCache
 from tests.chatcontext.builders import ANN, BOB, BOT, SERVER, bot_embed, make_turn, msg, run_history, webhook_msg
 
 

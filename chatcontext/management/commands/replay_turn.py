@@ -9,13 +9,13 @@ from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chatcontext.config import StageConfig
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, render_text, turn_output
 from chatcontext.snapshot import SnapshotError, load_snapshot_json
 from chatcontext.snapshot.minimise import minimise_snapshot
+from chatcontext.stage_settings import stage_config
 from personas.models import Server
 
 EPILOG = """\
@@ -93,7 +93,7 @@ class Command(BaseCommand):
                 "server.disc_id: no server with this id in the database; --record stores against a registered server"
             )
         try:
-            ctx = replay_snapshot(doc, config=StageConfig.from_settings())
+            ctx = replay_snapshot(doc, config=stage_config())
             output = turn_output(ctx)
             record = (
                 store_prompt_record(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY)
