@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from chatcontext.models import PromptRecord
 from personas.models import (
@@ -18,8 +17,8 @@ from personas.models import (
     Reminder,
     Server,
     ServerMember,
-    ServerModerator,
 )
+from tests.cast import cast
 
 
 def make_server(letter: str, disc_id: str) -> dict[str, object]:
@@ -64,21 +63,14 @@ def make_server(letter: str, disc_id: str) -> dict[str, object]:
 def world(db):  # type: ignore[no-untyped-def]
     a = make_server("A", "5100")
     b = make_server("B", "5200")
-    User = get_user_model()
-    alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)
-    bob = User.objects.create_user("bob", password="pw-bob", is_staff=True)
-    charlie = User.objects.create_user("charlie", password="pw-charlie")
-    ServerModerator.objects.create(server=a["server"], user=alice)
-    ServerModerator.objects.create(server=b["server"], user=bob)
+    people = cast(a["server"], b["server"])
     _, token_a_read = ApiToken.issue(a["server"], "dash A", ApiToken.Scope.READ)
     _, token_a_write = ApiToken.issue(a["server"], "admin A", ApiToken.Scope.READ_WRITE)
     _, token_b_write = ApiToken.issue(b["server"], "admin B", ApiToken.Scope.READ_WRITE)
     return {
         "a": a,
         "b": b,
-        "alice": alice,
-        "bob": bob,
-        "charlie": charlie,
+        **people.accounts(),
         "token_a_read": token_a_read,
         "token_a_write": token_a_write,
         "token_b_write": token_b_write,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
@@ -24,7 +23,8 @@ from chatcontext.records.inspector import assemble_live
 from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json, load_snapshot_rows
-from personas.models import Persona, Server, ServerMemory, ServerModerator
+from personas.models import Persona, Server, ServerMemory
+from tests.cast import cast
 from tests.paths import EXAMPLE
 
 SNAPSHOT = EXAMPLE
@@ -100,13 +100,7 @@ def world(db: None) -> World:
         replay_snapshot(doc_b, transcriber=None), snapshot=doc_b, source=PromptRecord.Source.REPLAY
     )
 
-    User = get_user_model()
-    alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)
-    bob = User.objects.create_user("bob", password="pw-bob", is_staff=True)
-    charlie = User.objects.create_user("charlie", password="pw-charlie")
-    root = User.objects.create_superuser("root", password="pw-root")
-    ServerModerator.objects.create(server=server_a, user=alice)
-    ServerModerator.objects.create(server=server_b, user=bob)
+    people = cast(server_a, server_b)
     return World(
         server_a=server_a,
         server_b=server_b,
@@ -115,8 +109,8 @@ def world(db: None) -> World:
         first_a=first_a,
         record_a=record_a,
         record_b=record_b,
-        alice=alice,
-        bob=bob,
-        charlie=charlie,
-        root=root,
+        alice=people.alice,
+        bob=people.bob,
+        charlie=people.charlie,
+        root=people.root,
     )
