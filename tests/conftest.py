@@ -12,6 +12,9 @@ from hypothesis import settings as hypothesis_settings
 
 from botplatform.settings import redis_channel_layer
 
+# Fixtures more than one folder uses, each in its own module.
+pytest_plugins = ["tests.celery_broker"]
+
 # Property-based tests: at least 500 examples per property in CI (CI=true), fewer locally.
 hypothesis_settings.register_profile(
     "ci", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True

@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 
-import kombu.pools
 import pytest
 import redis
 from asgiref.sync import async_to_sync
@@ -27,16 +26,15 @@ from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
 from botplatform.celery import app
-from botplatform.settings import REDIS_URL
 from chatcontext.models import VoiceTranscript
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.tasks import transcribe_voice_attachment
 from personas.models import Reminder
 from personas.reminders_service import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders
-from tests.background import atomic_filesystem
 from tests.background.conftest import SENTENCE, word_error_rate
-from tests.services import embedded_and_redis, receive_from_sync, require_redis
+from tests.celery_broker import reset_connection_pools
+from tests.services import receive_from_sync
 
 pytestmark = pytest.mark.slow
 
@@ -51,32 +49,8 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.1)
 
 
-def reset_connection_pools() -> None:
-    """Drop pooled broker connections so the next publish uses the broker_url in effect now."""
-    kombu.pools.reset()
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
 
 
-@pytest.fixture(params=embedded_and_redis("filesystem"))
-def broker(request: pytest.FixtureRequest, settings, tmp_path) -> str:
-    """Point Celery at the broker of this parameter; messages live in ``tmp_path`` for the filesystem one."""
-    if request.param == "redis":
-        settings.CELERY_BROKER_URL = require_redis(REDIS_URL)
-        return "redis"
-    messages, processed, control = (tmp_path / name for name in ("messages", "processed", "control"))
-    for folder in (messages, processed, control):
-        folder.mkdir()
-    settings.CELERY_BROKER_URL = f"{atomic_filesystem.ALIAS}://localhost//"
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(messages),
-        "data_folder_out": str(messages),
-        "processed_folder": str(processed),
-        "control_folder": str(control),
-    }
-    return "filesystem"
 
 
 @pytest.fixture

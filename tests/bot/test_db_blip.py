@@ -13,8 +13,8 @@ from django.db import DatabaseError, connection, connections
 
 from bot.conversation.db import on_a_new_connection
 from tests.bot.fakes import run_db
-from tests.bot.test_tools import records, sent_messages, setup
-from tests.playground.test_blips import ConnectionKiller, turn_connection
+from tests.bot.tool_turns import records, sent_messages, setup
+from tests.db_faults import ConnectionKiller, turn_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

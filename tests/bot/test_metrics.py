@@ -10,7 +10,7 @@ from django.test import Client
 from prometheus_client import REGISTRY
 
 from tests.bot.fakes import run_db
-from tests.bot.test_tools import remember, sent_messages, setup
+from tests.bot.tool_turns import remember, sent_messages, setup
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,7 +16,7 @@ from asgiref.sync import async_to_sync
 from bot.conversation.providers import OpenAICompatProvider
 from bot.conversation.providers.base import GenerationResult
 from tests.bot.fake_llm import FakeLLMServer, ThreadedFakeLLMServer
-from tests.bot.test_providers import ITEMS
+from tests.bot.provider_items import ITEMS
 
 
 @pytest.fixture

@@ -17,23 +17,13 @@ from bot.conversation.providers import (
     to_chat_messages,
 )
 from bot.conversation.providers.openai_compat import reply_limit_parameter
-from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
+from chatcontext.types import ContextItem, TextPart
 from personas.models import ServerSettings
 from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, USAGE, FakeLLMServer, tool_round
+from tests.bot.provider_items import ITEMS
 
 MAX_REPLY_TOKENS = 321
 
-ITEMS = [
-    ContextItem(role="system", parts=[TextPart("You are Tomori.")]),
-    ContextItem(role="user", parts=[TextPart("Ann: hi there")], metadata_tag=ContextItemTag.DIALOGUE_HISTORY),
-    ContextItem(role="model", parts=[TextPart("Tomori: hello!")], metadata_tag=ContextItemTag.DIALOGUE_HISTORY),
-    ContextItem(
-        role="user",
-        parts=[TextPart("Ann: look"), ImagePart(uri="https://cdn/x.png", mime_type="image/png")],
-        metadata_tag=ContextItemTag.DIALOGUE_HISTORY,
-    ),
-    ContextItem(role="user", parts=[ImagePart(uri="https://cdn/y.png", mime_type="image/png")]),
-]
 
 
 def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenAICompatProvider:

@@ -38,6 +38,7 @@ from personas.reminders_service import (
     fire_due_reminders,
 )
 from tests.bot.fakes import run_db, setup_server
+from tests.waiting import due_now, until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,14 +95,6 @@ async def fire(harness, **kwargs) -> DueReminder:  # type: ignore[no-untyped-def
     return due
 
 
-async def until(condition, attempts: int = 3000) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the listener task to handle what the layer delivered (bounded only so a broken
-    listener fails the test instead of hanging it)."""
-    for _ in range(attempts):
-        if await condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached")
 
 
 async def one_record() -> PromptRecord:
@@ -415,16 +408,6 @@ async def start_listening(harness) -> None:  # type: ignore[no-untyped-def]
     await asyncio.wait_for(cog.listening.wait(), timeout=30)  # in the group before the next tick
 
 
-async def due_now(harness, **kwargs) -> m.Reminder:  # type: ignore[no-untyped-def]
-    server = await m.Server.objects.aget(server_disc_id=str(harness.guild.id))
-    return await m.Reminder.objects.acreate(
-        server=server,
-        channel_disc_id=str(harness.channel.id),
-        user_discord_id=str(harness.member(0).id),
-        reminder_purpose="stretch your legs",
-        reminder_time=timezone.now() - timedelta(seconds=30),
-        **kwargs,
-    )
 
 
 async def test_fired_while_no_bot_listens_it_is_delivered_once_late_when_a_bot_starts(harness):

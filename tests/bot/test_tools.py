@@ -21,41 +21,24 @@ from personas import actions
 from personas import models as m
 from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
 from tests.actors import TEST_ACTOR
-from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, FakeLLMServer, tool_round
-from tests.bot.fakes import FakeInteraction, post_reply, run_db, setup_server
-from tests.bot.test_reminders import due_now, until
+from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, tool_round
+from tests.bot.fakes import FakeInteraction, post_reply, run_db
+from tests.bot.tool_turns import records, remember, sent_messages, setup
+from tests.waiting import due_now, until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MEMORY_FOOTER = "[tomori:v1:memory_learning]"
 
 
-def sent_messages() -> list[discord.Message]:
-    messages = []
-    while not dpytest.sent_queue.empty():
-        messages.append(dpytest.get_message())
-    return messages
 
 
-def use_llm(guild_id: int, server: FakeLLMServer, *, model: str = "ok", **settings: object) -> None:
-    s = m.ServerSettings.objects.get(server__server_disc_id=str(guild_id))
-    s.llm_base_url, s.llm_model = server.base_url, model
-    for name, value in settings.items():
-        setattr(s, name, value)
-    s.save()
 
 
-async def records() -> list[PromptRecord]:
-    return [r async for r in PromptRecord.objects.order_by("created_at", "id")]
 
 
-def remember(user: str, content: str) -> list[tuple[str, str]]:
-    return tool_round(("remember_user_fact", json.dumps({"user": user, "content": content})))
 
 
-async def setup(harness, llm_server, **settings) -> None:  # type: ignore[no-untyped-def]
-    await run_db(setup_server, harness.guild)
-    await run_db(use_llm, harness.guild.id, llm_server, **settings)
 
 
 async def test_remember_writes_a_memory_with_provenance_confirms_it_and_the_next_turn_knows_it(harness, llm_server):

@@ -21,6 +21,8 @@ from chatcontext.types import (
     BlockRow,
     ChatIncoming,
     ChatTurn,
+    ContextItem,
+    ContextItemTag,
     DiscordMessage,
     Embed,
     LockedTurn,
@@ -28,6 +30,7 @@ from chatcontext.types import (
     MessageReference,
     PersonaInfo,
     ServerConfig,
+    TextPart,
     UserRow,
 )
 from chatcontext.voice.prehydrate import Transcriber
@@ -206,3 +209,28 @@ def run_history(
         rendered_tables=rendered_tables,
     )
     return Run(result, id_map, transport, the_cache)
+
+
+def profile_item() -> ContextItem:
+    return ContextItem(
+        role="user",
+        parts=[TextPart("[System: People taking part in this conversation:\n\nAnn\n]")],
+        metadata_tag=Tag.KNOWLEDGE_USERS_IN_CONVERSATION,
+        participant_target_index=TARGET_INDEX,
+        conversation_users=[{"id": U1, "name": "Ann"}],
+        memory_projection={"text": "likes tea"},
+    )
+
+
+def tail_items() -> list[ContextItem | None]:
+    return [
+        None,
+        ContextItem(role="user", parts=[TextPart("[System: presence]")], metadata_tag=Tag.KNOWLEDGE_USER_STATUS),
+        ContextItem(role="user", parts=[TextPart("[System: clock]")], metadata_tag=Tag.KNOWLEDGE_CURRENT_CONTEXT),
+    ]
+
+
+Tag = ContextItemTag
+
+
+TARGET_INDEX = {"targets": [{"serialized_key": "discord_user:1", "aliases": []}], "persona_catalog_complete": False}

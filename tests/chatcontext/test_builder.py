@@ -17,12 +17,12 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.types import (
     BlockRow,
     ContextItem,
-    ContextItemTag,
     EmojiRow,
     ServerMemoryRow,
     StickerRow,
     TextPart,
 )
+from tests.chatcontext.builders import Tag, profile_item, tail_items
 from tests.chatcontext.turn_factory import (
     NOW_MS,
     U1,
@@ -36,28 +36,6 @@ from tests.chatcontext.turn_factory import (
     tomori,
     tomori_entry,
 )
-
-Tag = ContextItemTag
-TARGET_INDEX = {"targets": [{"serialized_key": "discord_user:1", "aliases": []}], "persona_catalog_complete": False}
-
-
-def profile_item() -> ContextItem:
-    return ContextItem(
-        role="user",
-        parts=[TextPart("[System: People taking part in this conversation:\n\nAnn\n]")],
-        metadata_tag=Tag.KNOWLEDGE_USERS_IN_CONVERSATION,
-        participant_target_index=TARGET_INDEX,
-        conversation_users=[{"id": U1, "name": "Ann"}],
-        memory_projection={"text": "likes tea"},
-    )
-
-
-def tail_items() -> list[ContextItem | None]:
-    return [
-        None,
-        ContextItem(role="user", parts=[TextPart("[System: presence]")], metadata_tag=Tag.KNOWLEDGE_USER_STATUS),
-        ContextItem(role="user", parts=[TextPart("[System: clock]")], metadata_tag=Tag.KNOWLEDGE_CURRENT_CONTEXT),
-    ]
 
 
 def full_inputs(**changes: object):  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity
 from chatcontext.preset import Preset, PresetNode, reassemble_with_preset
 from chatcontext.types import ContextItem, ContextItemTag, ServerMemoryRow, StickerRow, TextPart
-from tests.chatcontext.test_builder import profile_item, tail_items
+from tests.chatcontext.builders import profile_item, tail_items
 from tests.chatcontext.turn_factory import U1, U2, entry, inputs, tomori, tomori_entry
 
 Tag = ContextItemTag

@@ -10,10 +10,9 @@ from html import unescape
 from typing import Any
 
 import pytest
-from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.test import Client, RequestFactory
+from django.test import Client
 from django.urls import reverse
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, SolarSchedule
 from hypothesis import given
@@ -33,6 +32,7 @@ from personas.models import (
     ServerSettings,
     UserPersonaNamingPreference,
 )
+from tests.foundation.admin_forms import form_fields, root_request
 
 pytestmark = pytest.mark.django_db
 
@@ -193,19 +193,8 @@ def test_naming_by_style_reads_back_as_the_object_it_shows(naming: dict[str, str
 # --- item 7: help text and labels ---------------------------------------------------------------------
 
 
-def root_request() -> Any:
-    request = RequestFactory().get("/")
-    request.user = get_user_model().objects.get(username="root")
-    return request
 
 
-def form_fields(model: type, obj: Any, inline: type | None = None) -> dict[str, forms.Field]:
-    model_admin = admin.site._registry[model]
-    request = root_request()
-    if inline is None:
-        return dict(model_admin.get_form(request, obj).base_fields)
-    formset = next(i for i in model_admin.get_inline_instances(request, obj) if isinstance(i, inline))
-    return dict(formset.get_formset(request, obj).form.base_fields)
 
 
 def test_every_server_and_persona_setting_has_help_text(zephyr: dict[str, Any]) -> None:

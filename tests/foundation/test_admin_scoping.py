@@ -50,8 +50,8 @@ from personas.models import (
     StatCounter,
     UserPersonaNamingPreference,
 )
+from tests.foundation.changelists import CHANGELIST_MAX_QUERIES, CHANGELISTS
 from tests.foundation.conftest import settings_form
-from tests.foundation.test_admin import CHANGELIST_MAX_QUERIES, CHANGELISTS
 
 pytestmark = pytest.mark.django_db
 

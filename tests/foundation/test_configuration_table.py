@@ -5,31 +5,16 @@ plus the account variables ``ensure_admin`` reads when it runs."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
+
+from tests.foundation.documented import documented_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("botplatform", "bot", "chatcontext", "personas")
 READERS = {"botplatform/settings.py", "personas/management/commands/ensure_admin.py"}
 ENV_HELPERS = {"env_bool", "env_int", "env_tunable", "env_seconds", "http_url"}
-# Built from a name the operator chooses (`LLM_ENDPOINT_<NAME>_BASE_URL`), so never a literal.
-DYNAMIC = re.compile(r"<[A-Z]+>")
 
 
-def documented_variables() -> set[str]:
-    """First-column names of the table under `## Configuration`; `A_B` / `_C` also documents `A_C`."""
-    section = ROOT.joinpath("README.md").read_text(encoding="utf-8").split("\n## Configuration\n", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    names: set[str] = set()
-    for line in section.splitlines():
-        if not line.startswith("| `"):
-            continue
-        first, *rest = re.findall(r"`([^`]+)`", line.split(" | ", 1)[0])
-        if DYNAMIC.search(first):
-            continue
-        names.add(first)
-        names.update(first.rsplit("_", 1)[0] + suffix for suffix in rest)
-    return names
 
 
 def _env_name(node: ast.AST) -> str | None:

@@ -26,7 +26,7 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from botplatform.settings import REDIS_URL
-from tests.foundation.test_configuration_table import documented_variables
+from tests.foundation.documented import documented_variables
 from tests.live.conftest import shared_database_url  # noqa: F401
 from tests.paths import REPO_ROOT
 from tests.serve_process import HOST_ONLY_VARIABLES, START_TIMEOUT_SECONDS, free_port, http_get, stop

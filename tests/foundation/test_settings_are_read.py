@@ -18,7 +18,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 
 from personas.models import Persona, PersonaAttribute, Server, ServerSettings
-from tests.foundation.test_admin_forms import form_fields, root_request
+from tests.foundation.admin_forms import form_fields, root_request
 
 pytestmark = pytest.mark.django_db
 

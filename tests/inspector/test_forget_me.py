@@ -8,12 +8,9 @@ from __future__ import annotations
 import copy
 import importlib
 import json
-from collections.abc import Iterable
 
 import pytest
 from django.apps import apps
-from django.db import models
-from django.db.models.functions import Cast
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -27,6 +24,7 @@ from personas import actions
 from personas.models import ApiToken, DiscordUser, ServerMember
 from tests.actors import TEST_ACTOR
 from tests.inspector.conftest import World, example_doc
+from tests.inspector.traces import traces
 
 pytestmark = pytest.mark.django_db(databases=["default", "replay"])
 
@@ -53,28 +51,8 @@ PRIYA_TRACES = (
 UNRELATED = "a turn where only Tobias speaks"
 
 
-def text_columns() -> Iterable[tuple[type[models.Model], models.Field]]:
-    for model in apps.get_models(include_auto_created=True):
-        if model._meta.proxy or not model._meta.managed:
-            continue
-        for field in model._meta.concrete_fields:
-            if isinstance(field, models.CharField | models.TextField | models.JSONField):
-                yield model, field
 
 
-def traces(needle: str) -> set[str]:
-    """Every `model.column` holding ``needle`` (JSON columns cast to text)."""
-    found = set()
-    for model, field in text_columns():
-        rows = model._default_manager.all()
-        if isinstance(field, models.JSONField):
-            rows = rows.annotate(_as_text=Cast(field.name, models.TextField()))
-            hit = rows.filter(_as_text__icontains=needle).exists()
-        else:
-            hit = rows.filter(**{f"{field.name}__icontains": needle}).exists()
-        if hit:
-            found.add(f"{model._meta.label}.{field.name}")
-    return found
 
 
 def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:

@@ -25,11 +25,17 @@ import pytest
 import redis
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.db import connections
 
+from bot.playground import store
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
 from personas import best_effort
+from personas.models import Server, ServerModerator
 from tests.bot.conftest import release_worker_connections
+from tests.cast import cast
+from tests.live.feed import session_cookie
+from tests.playground.conftest import demo, offline_llm, uploads_dir  # noqa: F401  (the playground demo fixtures, for the Redis-down playground test)
 from tests.services import LoopbackProxy, embedded_and_redis, require_redis
 
 # A key prefix of this run's own, so other test runs (and an installation) on the same Redis database
@@ -77,9 +83,8 @@ async def worker_connections_released() -> AsyncIterator[None]:
 @pytest.fixture
 def moderator(transactional_db: None) -> dict[str, Any]:
     """alice, staff and moderator of Night Owls: the server and her session cookie."""
-    from django.contrib.auth import get_user_model
 
-    from personas.models import Server, ServerModerator
+    from personas.models import Server
     from tests.live.test_turn_feed import session_cookie
 
     server = Server.objects.create(server_disc_id="4100", name="Night Owls")
@@ -168,10 +173,6 @@ def shared_database_url(transactional_db: None, tmp_path: Path) -> Iterator[str]
         keeper.close()
 
 
-# The playground's demo server, for the Redis-down playground test.
-from tests.playground.conftest import demo, offline_llm, uploads_dir  # noqa: E402, F401
-
-
 @pytest.fixture
 def redis_proxy(settings: Any) -> Iterator[LoopbackProxy]:
     """The channel layer and the cache on the real Redis (REDIS_URL) through a LoopbackProxy."""
@@ -185,3 +186,14 @@ def redis_proxy(settings: Any) -> Iterator[LoopbackProxy]:
     proxy.stop()
     best_effort.FEED.succeeded()
     best_effort.CACHE.succeeded()
+
+
+@pytest.fixture
+def world(layer: Layer) -> dict[str, Any]:
+    a = Server.objects.create(server_disc_id="4100", name="Night Owls")
+    b = Server.objects.create(server_disc_id="4300", name="Day Larks")
+    people = cast(a, b)
+    channel = store.create_channel(a, "lounge", topic="", now_ms=1_893_456_000_000)
+    cookies = {user.username: session_cookie(user) for user in (people.alice, people.bob, people.root)}
+    return {"a": a, "b": b, **people.accounts(), "channel": channel, "cookies": cookies}
+

@@ -20,43 +20,22 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 
-from bot.playground import store
 from bot.playground.live import publish
-from botplatform.asgi import application
 from chatcontext.records import consumers
 from chatcontext.records.consumers import FORBIDDEN, group_name
 from personas.models import Server, ServerModerator
-from tests.live.conftest import Layer
-from tests.live.test_turn_feed import session_cookie
+from tests.live.feed import socket, turns_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker_connections_released")]
 
 RECEIVE_SECONDS = 10
 QUIET_SECONDS = 0.5
-User = get_user_model()
 
 
-@pytest.fixture
-def world(layer: Layer) -> dict[str, Any]:
-    a = Server.objects.create(server_disc_id="4100", name="Night Owls")
-    b = Server.objects.create(server_disc_id="4300", name="Day Larks")
-    alice = User.objects.create_user("alice", password="pw-alice", is_staff=True)
-    bob = User.objects.create_user("bob", password="pw-bob", is_staff=True)
-    root = User.objects.create_superuser("root", password="pw-root")
-    ServerModerator.objects.create(server=a, user=alice)
-    ServerModerator.objects.create(server=b, user=bob)
-    channel = store.create_channel(a, "lounge", topic="", now_ms=1_893_456_000_000)
-    cookies = {user.username: session_cookie(user) for user in (alice, bob, root)}
-    return {"a": a, "b": b, "alice": alice, "bob": bob, "root": root, "channel": channel, "cookies": cookies}
 
 
-def socket(path: str, w: dict[str, Any], who: str) -> WebsocketCommunicator:
-    headers = [(b"origin", b"http://testserver"), (b"cookie", w["cookies"][who])]
-    return WebsocketCommunicator(application, path, headers=headers)
 
 
-def turns_path(server: Server) -> str:
-    return f"/ws/servers/{server.pk}/turns/"
 
 
 async def announce(server: Server) -> None:
@@ -148,7 +127,7 @@ async def test_a_change_that_bypasses_the_signals_is_caught_before_the_next_even
     try:
         await announce(world["a"])
         assert (await receives(alice))["type"] == "turn"
-        await database_sync_to_async(User.objects.filter(pk=world["alice"].pk).update)(is_staff=False)
+        await database_sync_to_async(get_user_model().objects.filter(pk=world["alice"].pk).update)(is_staff=False)
 
         await announce(world["a"])
 

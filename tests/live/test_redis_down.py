@@ -22,7 +22,7 @@ from chatcontext.models import PromptRecord
 from personas import best_effort
 from personas.models import Server, ServerModerator
 from tests.live.conftest import closed_port
-from tests.live.test_turn_feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS
+from tests.live.feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS
 from tests.playground.conftest import MINA, Demo
 from tests.services import embedded_and_redis, require_redis
 

@@ -21,7 +21,7 @@ from botplatform.settings import REDIS_URL
 from chatcontext.records.consumers import group_name
 from personas import best_effort
 from tests.live.conftest import feed_socket
-from tests.live.test_turn_feed import ROOT
+from tests.live.feed import ROOT
 from tests.playground.conftest import Demo
 from tests.services import LoopbackProxy
 

@@ -12,11 +12,9 @@ the process that stored it: the record is there, the feed stays silent (README, 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from io import StringIO
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,14 +23,13 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
 
 from botplatform.asgi import application
 from chatcontext.models import PromptRecord
 from chatcontext.records.consumers import FORBIDDEN
 from personas.models import Server, ServerModerator
 from tests.live.conftest import Layer
-from tests.paths import EXAMPLE
+from tests.live.feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS, session_cookie
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,18 +37,10 @@ pytestmark = [
     pytest.mark.usefixtures("worker_connections_released"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = EXAMPLE
-SNAPSHOT_SERVER = json.loads(SNAPSHOT.read_text(encoding="utf-8"))["server"]
-SUBPROCESS_SECONDS = 120
 FEED_SECONDS = 30
 QUIET_SECONDS = 1
 
 
-def session_cookie(user) -> bytes:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
-    return f"sessionid={client.cookies['sessionid'].value}".encode()
 
 
 def communicator(server: Server, cookie: bytes | None = None) -> WebsocketCommunicator:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.live.test_feed_access import socket, turns_path, world  # noqa: F401
+from tests.live.feed import socket, turns_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker_connections_released")]
 
@@ -17,7 +17,7 @@ def open_sockets() -> float:
     return REGISTRY.get_sample_value("tomori_websocket_connections") or 0.0
 
 
-async def test_an_accepted_socket_counts_until_it_closes_and_a_refused_one_never(world: dict[str, Any]) -> None:  # noqa: F811
+async def test_an_accepted_socket_counts_until_it_closes_and_a_refused_one_never(world: dict[str, Any]) -> None:
     before = open_sockets()
     alice = socket(turns_path(world["a"]), world, "alice")
     refused = socket(turns_path(world["a"]), world, "bob")  # bob moderates another server

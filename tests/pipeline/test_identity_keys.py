@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.types import ChatTurnContext, ContextItemTag
+from tests.markers import BOTH
 from tests.pipeline.documents import MINUTE_MS, PERSONA_HOOK_AUTHOR, START_MS, base_document, message_json
-
-BOTH = pytest.mark.django_db(databases=["default", "replay"])
 
 
 def person(disc_id: str, name: str) -> dict[str, Any]:

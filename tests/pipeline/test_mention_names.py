@@ -14,9 +14,9 @@ import pytest
 from chatcontext.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from chatcontext.types import ChatTurnContext
+from tests.markers import BOTH
 from tests.pipeline.documents import BOT_AUTHOR, MINUTE_MS, START_MS, base_document, message_json
 
-BOTH = pytest.mark.django_db(databases=["default", "replay"])
 ALICE, BOB, CHARLIE = "400000000000000001", "400000000000000002", "400000000000000003"
 
 

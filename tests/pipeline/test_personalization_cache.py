@@ -19,8 +19,8 @@ from chatcontext.types import UserRow
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR
+from tests.budgets import STAGE_QUERY_BOUND
 from tests.pipeline.documents import generate_snapshot, user_id
-from tests.pipeline.test_query_counts import STAGE_QUERY_BOUND
 
 # The cold turn's one more statement: the versions, read before the rows they vouch for.
 CACHED_COLD_BOUND = STAGE_QUERY_BOUND + 1

@@ -21,14 +21,11 @@ from chatcontext.snapshot import (
     snapshot_turn,
     validate_snapshot,
 )
+from tests.budgets import STAGE_QUERY_BOUND
 from tests.pipeline.documents import generate_snapshot
 
 pytestmark = pytest.mark.django_db
 
-# Emojis with stickers; history users with their blacklist entries; blocks with sprites; the D-16
-# candidates; the named users with their blacklist entries and naming preferences (hydration reuses
-# them); personal memories with the server memories; reminders.
-STAGE_QUERY_BOUND = 7
 
 
 def stage_queries(doc: dict[str, Any], around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> int:

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from datetime import UTC, datetime
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,15 @@ from django.core.management import call_command
 from chatcontext.models import PromptRecord
 from chatcontext.snapshot.minimise import minimise_snapshot
 from personas import models as m
+from tests.markers import BOTH
 from tests.paths import EXAMPLE_EXPECTED as GOLDEN
 from tests.pipeline.conftest import EXAMPLE, example_doc
+from tests.pipeline.replay_cli import run, write
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = example_doc()
 SERVER, CHANNEL = DOC["server"]["disc_id"], DOC["channel"]["id"]
 PRIYA = next(u["disc_id"] for u in DOC["users"] if u["username"] == "priya.k")
-BOTH = pytest.mark.django_db(databases=["default", "replay"])
 STAGE_TUNABLES = (
     "REACTION_CONTEXT_ENABLED",
     "REACTION_CONTEXT_MAX_API_CALLS_PER_TURN",
@@ -50,20 +50,8 @@ def _default_tunables(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    try:
-        call_command("replay_turn", *args, stdout=out, stderr=err)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
-def write(tmp_path: Path, doc: Any, name: str = "turn.json") -> str:
-    path = tmp_path / name
-    path.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
-    return str(path)
 
 
 def row_counts() -> dict[str, int]:

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from chatcontext.snapshot import SnapshotError, parse_members, parse_messages, transcript_cache, validate_snapshot
 from chatcontext.snapshot.validation import ROOT_PATH, format_path, validate_schema
+from tests.markers import BOTH
 from tests.paths import EXAMPLE, EXAMPLES
-from tests.pipeline.test_replay_command import BOTH, run, write
+from tests.pipeline.replay_cli import run, write
 
 GOLDEN = Path(__file__).resolve().parents[1] / "snapshots" / "cases"
 SHIPPED = sorted(EXAMPLES.glob("*.snapshot.json")) + sorted(GOLDEN.glob("*.snapshot.json"))

@@ -38,6 +38,7 @@ from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_sna
 from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
 from personas import models as m
 from tests.budgets import database_property
+from tests.markers import BOTH
 from tests.paths import EXAMPLE
 from tests.pipeline.documents import (
     BOT_ID,
@@ -49,9 +50,8 @@ from tests.pipeline.documents import (
     message_json,
     user_id,
 )
-from tests.pipeline.test_properties import channels
+from tests.strategies import channels
 
-BOTH = pytest.mark.django_db(databases=["default", "replay"])
 LINEAGES = (0, 10000, 10001, 10002)  # global, Tomori, Ellen, a lineage no persona holds
 
 

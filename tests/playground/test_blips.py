@@ -6,67 +6,30 @@ still written, on a new connection."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.db import connection, connections
 
 from bot.playground.models import PlaygroundMessage
 from bot.playground.service import post_playground_message
 from chatcontext.models import PromptRecord
 from tests.bot.fake_llm import FakeLLMServer
+from tests.db_faults import ConnectionKiller, turn_connection
 from tests.playground.conftest import MINA, Demo
-from tests.playground.test_reminders import llm_server, tdemo, use_llm  # noqa: F401
+from tests.playground.turns import use_llm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _terminate(pid: int) -> None:
-    """End one backend from this thread's own connection; the server and every other backend stay."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-    connection.close()
 
 
-class ConnectionKiller:
-    """Kills the connection of the thread the turn's database calls run on, once, when the model
-    is asked for the reply."""
-
-    def __init__(self, turn_connection: Any) -> None:
-        self.turn_connection = turn_connection
-        self.killed: Any = None  # the driver connection that was killed
-        # An in-memory SQLite database lives while a connection to it is open: the killed one is
-        # kept open here, out of the turn's reach, so killing it cannot drop the test's database.
-        self._kept: list[sqlite3.Connection] = []
-
-    async def __call__(self) -> None:
-        if self.killed is not None:
-            return
-        self.killed = self.turn_connection.connection
-        if self.turn_connection.vendor == "postgresql":
-            await asyncio.to_thread(_terminate, self.killed.info.backend_pid)
-        else:
-            closed = sqlite3.connect(":memory:", check_same_thread=False)
-            closed.close()
-            self._kept.append(self.killed)
-            self.turn_connection.connection = closed
-
-    def close(self) -> None:
-        for kept in self._kept:
-            kept.close()
 
 
-def turn_connection() -> Any:
-    """The open connection of the thread this is called on (through the seam: the turn's)."""
-    connection.ensure_connection()
-    return connections["default"]
 
 
 async def test_a_connection_killed_while_the_model_writes_loses_neither_the_reply_nor_the_record(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
+    tdemo: Demo,
+    llm_server: FakeLLMServer,
 ) -> None:
     await asyncio.to_thread(use_llm, tdemo, llm_server)
     killer = ConnectionKiller(await sync_to_async(turn_connection)())

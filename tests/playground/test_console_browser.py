@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.playground.test_browser import ROOT, run_in_chromium
+from tests.playground.chromium import ROOT, run_in_chromium
 
 pytestmark = pytest.mark.slow
 

@@ -20,8 +20,7 @@ import pytest
 
 from personas.management.commands.load_demo import DEMO_SERVER_NAME
 from personas.models import PrivacyLevel
-from tests.playground.test_user_view_browser import walk_as_alice
-from tests.playground.user_view_setup import OTHER_SERVER
+from tests.playground.user_view_setup import OTHER_SERVER, walk_as_alice
 
 pytestmark = pytest.mark.slow
 

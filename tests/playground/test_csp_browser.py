@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.playground.test_browser import run_in_chromium
+from tests.playground.chromium import run_in_chromium
 
 pytestmark = pytest.mark.slow
 

@@ -13,9 +13,9 @@ from chatcontext.models import PromptRecord, VoiceTranscript
 from chatcontext.voice.cache import shared_cache
 from personas import actions
 from tests.actors import TEST_ACTOR
-from tests.inspector.test_forget_me import traces
+from tests.inspector.traces import traces
 from tests.playground.conftest import JUN, MINA
-from tests.playground.test_service import post
+from tests.playground.turns import post
 
 MINA_SAYS = "my cat is called Professor Whiskers"
 MINA_VOICE = "transcript of the cat song"

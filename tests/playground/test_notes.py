@@ -24,7 +24,7 @@ from chatcontext.voice.tasks import TranscriptionOutcome
 from chatcontext.voice.transcribe import FailureReason
 from personas.models import ServerModerator
 from tests.playground.conftest import MINA, REI, Demo
-from tests.playground.test_service import FailingProvider, post
+from tests.playground.turns import FailingProvider, post
 
 pytestmark = pytest.mark.django_db
 

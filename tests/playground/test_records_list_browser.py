@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.playground.chromium import ARTIFACTS, run_in_chromium
 from tests.playground.records_list_setup import LONG_REPLY, MINA_REPLY, MINA_TRIGGER, REI_SECRET
-from tests.playground.test_browser import ARTIFACTS, run_in_chromium
 
 pytestmark = pytest.mark.slow
 

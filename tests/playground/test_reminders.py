@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,28 +29,18 @@ from botplatform.management.commands.serve import Command as ServeCommand
 from chatcontext.models import PromptRecord
 from personas import models as m
 from personas.reminders_service import DueReminder, fire_due_reminders
-from tests.bot.fake_llm import FakeLLMServer, tool_round
-from tests.bot.test_reminders import until
-from tests.playground.conftest import MINA, Demo, make_demo
+from tests.bot.fake_llm import tool_round
+from tests.playground.conftest import MINA, Demo
+from tests.playground.turns import use_llm
+from tests.waiting import until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-async def llm_server() -> AsyncIterator[FakeLLMServer]:
-    server = FakeLLMServer()
-    await server.start()
-    yield server
-    await server.stop()
 
 
-@pytest.fixture
-def tdemo(transactional_db: None, offline_llm: Any, uploads_dir: Any) -> Demo:
-    return make_demo()
 
 
-def use_llm(demo: Demo, server: FakeLLMServer) -> None:
-    m.ServerSettings.objects.filter(server=demo.server).update(llm_base_url=server.base_url, llm_model="ok")
 
 
 def record_panel(record: PromptRecord) -> str:

@@ -14,7 +14,7 @@ from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bot.conversation.admission import Skip
-from bot.conversation.providers import GenerationResult, ProviderError
+from bot.conversation.providers import GenerationResult
 from bot.conversation.runner import TurnJob, build_chat_turn, message_turn
 from bot.conversation.texts import ERROR_MESSAGES
 from bot.playground import store
@@ -40,17 +40,14 @@ from personas.models import DiscordUser, Persona, PrivacyLevel, Reminder, Server
 from tests.actors import TEST_ACTOR
 from tests.bot.image_server import png_bytes
 from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, OKABE, REI, SORA, Demo
+from tests.playground.turns import FailingProvider, post, prompt_text
 
 SECRET = "my new address is 4 Harbor Lane"
 QUEUE_WAIT_S = 30
 
 
-def post(demo: Demo, author: str, content: str, **kwargs: Any) -> PlaygroundOutcome:
-    return async_to_sync(post_playground_message)(demo.channel, author, content, **kwargs)
 
 
-def prompt_text(record: PromptRecord) -> str:
-    return "\n".join(item["text"] for item in record.context_items)
 
 
 def row_ids(text: str) -> str:
@@ -203,11 +200,6 @@ def test_bc9_04_a_trigger_arriving_during_a_turn_is_queued_and_carries_is_from_q
     assert replies == ["tomori, first", "tomori, second"]
 
 
-class FailingProvider:
-    name = model_name = "failing"
-
-    async def generate(self, items: Sequence[ContextItem], *, stream: bool, on_delta: Any = None) -> GenerationResult:
-        raise ProviderError("provider returned HTTP 500")
 
 
 def test_a_failed_generation_posts_the_bots_short_notice_and_the_record_keeps_the_error(demo):

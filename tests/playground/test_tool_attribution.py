@@ -17,7 +17,7 @@ from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.playground.conftest import MINA, Demo
-from tests.playground.test_reminders import llm_server, tdemo, use_llm  # noqa: F401
+from tests.playground.turns import use_llm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,8 +29,8 @@ def moderator(demo: Demo) -> Any:
 
 
 async def test_a_memory_a_tool_wrote_in_a_turn_a_moderator_posted_names_the_account_and_the_record(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
+    tdemo: Demo,
+    llm_server: FakeLLMServer,
 ) -> None:
     await asyncio.to_thread(use_llm, tdemo, llm_server)
     alice = await asyncio.to_thread(moderator, tdemo)

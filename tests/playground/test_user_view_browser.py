@@ -14,14 +14,12 @@ console-record-cost.png, console-server-list.png (and console-memory-restored.pn
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
 from tests.playground.conftest import MINA
-from tests.playground.test_browser import ARTIFACTS, run_in_chromium
-from tests.playground.user_view_setup import ALICE_PASSWORD, OTHER_SERVER, OTHER_TEXTS
+from tests.playground.user_view_setup import OTHER_SERVER, OTHER_TEXTS, walk_as_alice
 
 pytestmark = pytest.mark.slow
 
@@ -30,18 +28,6 @@ WINDOW_WIDTH = 1400
 FORGOTTEN = "Mina is studying for a chemistry exam"
 
 
-def walk_as_alice(tmp_path: Path, script: str, **script_env: str) -> dict[str, Any]:
-    """Run a browser script as alice on the demo plus ``user_view_setup``'s rows; its JSON result."""
-    result, _ = run_in_chromium(
-        tmp_path,
-        script,
-        setup="from tests.playground.user_view_setup import run; run()",
-        PG_MODERATOR="alice",
-        PG_MODERATOR_PASSWORD=ALICE_PASSWORD,
-        PG_ARTIFACTS=str(ARTIFACTS),
-        **script_env,
-    )
-    return result
 
 
 def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) -> None:

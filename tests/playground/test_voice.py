@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from chatcontext.models import VoiceTranscript
 from tests.background.conftest import SENTENCE, word_error_rate
 from tests.playground.conftest import MINA, REI
-from tests.playground.test_service import post, prompt_text
+from tests.playground.turns import post, prompt_text
 
 pytestmark = pytest.mark.slow
 MAX_WER = 0.3

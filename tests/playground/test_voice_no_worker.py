@@ -19,14 +19,14 @@ from django.urls import reverse
 from bot.playground.models import PlaygroundMessage
 from bot.playground.notes import NO_WORKER, TRANSCRIPTION_NOTES
 from botplatform.celery import app
-from tests.background.test_worker import broker, reset_connection_pools  # noqa: F401
+from tests.celery_broker import reset_connection_pools
 from tests.playground.conftest import MINA, Demo
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def no_worker(settings: Any, broker: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # noqa: F811
+def no_worker(settings: Any, broker: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Tasks go to the broker and results are awaited from a backend, as with ``REDIS_URL``; no worker runs."""
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.PLAYGROUND_TRANSCRIPTION_WAIT_SECONDS = 1

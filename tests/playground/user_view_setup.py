@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -23,6 +25,7 @@ from personas.models import (
     ServerMember,
     ServerModerator,
 )
+from tests.playground.chromium import ARTIFACTS, run_in_chromium
 
 OTHER_SERVER = "Day Larks"
 OTHER_TEXTS = ("Mina's secret on Day Larks", "Day Larks reminder for Mina", "blacklisted on Day Larks")
@@ -80,3 +83,17 @@ def run() -> None:
         tokens_measured=True,
         cost=Decimal("0.000228"),
     )
+
+
+def walk_as_alice(tmp_path: Path, script: str, **script_env: str) -> dict[str, Any]:
+    """Run a browser script as alice on the demo plus ``user_view_setup``'s rows; its JSON result."""
+    result, _ = run_in_chromium(
+        tmp_path,
+        script,
+        setup="from tests.playground.user_view_setup import run; run()",
+        PG_MODERATOR="alice",
+        PG_MODERATOR_PASSWORD=ALICE_PASSWORD,
+        PG_ARTIFACTS=str(ARTIFACTS),
+        **script_env,
+    )
+    return result
