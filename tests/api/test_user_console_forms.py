@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
@@ -143,7 +142,7 @@ def test_the_forget_confirmation_names_one_user_and_shows_every_kind_the_api_pre
 
 
 def test_the_forget_confirmation_for_several_users_counts_them_together(world: dict[str, Any]) -> None:
-    root = get_user_model().objects.create_superuser("root", password="pw-root")
+    root = world["root"]
     users = [world["a"]["user"], world["b"]["user"]]
     data = {"action": "forget_users", "_selected_action": [u.pk for u in users]}
 
@@ -157,7 +156,7 @@ def test_the_forget_confirmation_for_several_users_counts_them_together(world: d
 def test_the_export_and_the_page_say_every_persona_reads_a_global_memory(world: dict[str, Any]) -> None:
     member = world["a"]["user"]
     PersonalMemory.objects.create(user=member, persona_lineage_id=GLOBAL_LINEAGE_ID, content="{user} likes tea")
-    root = get_user_model().objects.create_superuser("root", password="pw-root")
+    root = world["root"]
 
     for account in (root, world["alice"]):
         client = signed_in(account)
