@@ -30,7 +30,6 @@ ALLOWED: frozenset[str] = frozenset(
         "chatcontext/participants/items.py:build_participant_context_items",
         "chatcontext/pipeline.py:build_turn_context",
         "chatcontext/streaming.py:gate_deliberate_tools",
-        "bot/conversation/tools/loop.py:generate_with_tools",
     }
 )
 

@@ -46,7 +46,7 @@ from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
 from bot.conversation.tools.base import Tool, ToolTurn
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
-from bot.conversation.tools.loop import ToolRun, generate_with_tools
+from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
 from chatcontext.participants.target_index import collect_target_index
@@ -349,8 +349,7 @@ class TurnRunner:
                         run,
                         stream=self.stream,
                         on_delta=sink,
-                        max_rounds=settings.LLM_TOOL_MAX_ROUNDS,
-                        timeout_s=settings.LLM_TOOL_TIMEOUT_SECONDS,
+                        limits=ToolLimits(settings.LLM_TOOL_MAX_ROUNDS, settings.LLM_TOOL_TIMEOUT_SECONDS),
                     )
                 elif sink is None:
                     result = await provider.generate(items, stream=self.stream)
