@@ -50,6 +50,7 @@ from chatcontext.reminders import build_forced_mentions, build_reminder_entry, r
 from chatcontext.streaming import (
     DeliberateToolConfig,
     EffectivePersona,
+    ToolIntentTexts,
     effective_persona,
     gate_deliberate_tools,
     init_streaming_context,
@@ -359,12 +360,14 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(),
         personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
-        message_content=incoming.message.content,
-        reminder_purpose=incoming.reminder_data.reminder_purpose
-        if reminder_applies(incoming) and incoming.reminder_data
-        else None,
+        texts=ToolIntentTexts(
+            message_content=incoming.message.content,
+            reminder_purpose=incoming.reminder_data.reminder_purpose
+            if reminder_applies(incoming) and incoming.reminder_data
+            else None,
+            recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
+        ),
         disable_all_tools=streaming.disable_all_tools,
-        recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
         end_turn_after_tools=streaming.end_turn_after_tools or (),
     )
     streaming.disable_all_tools = gating.disable_all_tools

@@ -28,7 +28,6 @@ ALLOWED: frozenset[str] = frozenset(
         "chatcontext/participants/hydration/state.py:HydrationRun.__init__",
         "chatcontext/participants/items.py:build_participant_context_items",
         "chatcontext/pipeline.py:build_turn_context",
-        "chatcontext/streaming.py:gate_deliberate_tools",
     }
 )
 
