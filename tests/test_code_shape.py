@@ -19,7 +19,6 @@ ALLOWED: frozenset[str] = frozenset(
         # Replaced by a record-turn action on the `snapshot` branch (issue 28 item 1): remove this
         # entry when that branch is merged.
         "chatcontext/records/store.py:store_prompt_record",
-        "chatcontext/assets.py:load_persona_assets",
         "chatcontext/history.py:build_history",
         "chatcontext/memory_transport.py:InMemoryTransport.__init__",
         "chatcontext/participants/aliases.py:user_aliases",
