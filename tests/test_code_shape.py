@@ -20,7 +20,6 @@ ALLOWED: frozenset[str] = frozenset(
         # entry when that branch is merged.
         "chatcontext/records/store.py:store_prompt_record",
         "chatcontext/history.py:build_history",
-        "chatcontext/memory_transport.py:InMemoryTransport.__init__",
         "chatcontext/participants/aliases.py:user_aliases",
         "chatcontext/participants/aliases.py:_user_aliases",
         "chatcontext/participants/hydration/orchestration.py:hydrate_participant_profiles",

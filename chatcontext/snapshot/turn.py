@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chatcontext import repository
-from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities
 from chatcontext.snapshot.load import LoadedSnapshot
 from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
 from chatcontext.snapshot.validation import doc_items
@@ -135,7 +135,7 @@ def snapshot_transport(
         users=users.values(),
         channels={doc["channel"]["id"]: doc["channel"]["name"]},
         roles=roles,
-        guild_available=not doc["server"].get("is_dm"),
+        capabilities=TransportCapabilities(guild_available=not doc["server"].get("is_dm")),
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from chatcontext.config import StageConfig
 from chatcontext.history import HistoryResult, build_history
 from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities, TransportFailures
 from chatcontext.types import (
     Attachment,
     Author,
@@ -183,9 +183,8 @@ def run_history(
         extra_messages=extra_messages,
         members=members,
         users=users,
-        supports_history=supports_history,
-        failing_message_ids=failing_message_ids,
-        failing_reaction_message_ids=failing_reaction_message_ids,
+        capabilities=TransportCapabilities(supports_history=supports_history),
+        failures=TransportFailures(failing_message_ids, failing_reaction_message_ids),
     )
     the_turn = turn or make_turn(trigger or (messages[-1] if messages else msg("t", ANN, "hi")), **turn_options)
     id_map = MessageIdMap()
