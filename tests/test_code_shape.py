@@ -20,8 +20,6 @@ ALLOWED: frozenset[str] = frozenset(
         # entry when that branch is merged.
         "chatcontext/records/store.py:store_prompt_record",
         "chatcontext/history.py:build_history",
-        "chatcontext/participants/aliases.py:user_aliases",
-        "chatcontext/participants/aliases.py:_user_aliases",
         "chatcontext/participants/hydration/orchestration.py:hydrate_participant_profiles",
         "chatcontext/participants/hydration/state.py:HydrationRun.__init__",
         "chatcontext/participants/items.py:build_participant_context_items",
