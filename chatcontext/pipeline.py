@@ -579,7 +579,6 @@ def build_turn_context(
     transcriber: Transcriber | None = None,
     request_scope_registry: ScopeRegistry | None = None,
     config: StageConfig | None = None,
-    hydration_deps: HydrationDeps | None = None,
     personalization: PersonalizationCache | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatTurnContext:
@@ -599,7 +598,7 @@ def build_turn_context(
         transcriber=transcriber,
         scopes=request_scope_registry or request_scope_for,
         config=config or StageConfig.from_settings(),
-        deps=hydration_deps or DatabaseHydrationDeps(transport),
+        deps=DatabaseHydrationDeps(transport),
         users=UserReadSource(turn.server.server_id, personalization),
         clock=clock,
     )

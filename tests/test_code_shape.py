@@ -23,7 +23,6 @@ ALLOWED: frozenset[str] = frozenset(
         "chatcontext/participants/hydration/orchestration.py:hydrate_participant_profiles",
         "chatcontext/participants/hydration/state.py:HydrationRun.__init__",
         "chatcontext/participants/items.py:build_participant_context_items",
-        "chatcontext/pipeline.py:build_turn_context",
     }
 )
 
