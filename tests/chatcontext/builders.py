@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatcontext.config import StageConfig
-from chatcontext.history import HistoryResult, build_history
+from chatcontext.history import HistoryInputs, HistoryResult, HistoryRows, build_history
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities, TransportFailures
 from chatcontext.types import (
@@ -196,12 +196,16 @@ def run_history(
         config=config or StageConfig(),
         transcripts=the_cache,
         transcriber=transcriber,
-        active_blocks=blocks or [],
-        privacy_levels=privacy,
-        user_rows=USER_ROWS if user_rows is None else user_rows,
-        blacklisted=blacklisted or set(),
-        sprite_labels=sprite_labels or {},
-        impersonation_relays=relays,
-        rendered_tables=rendered_tables,
+        given=HistoryInputs(
+            rows=HistoryRows(
+                user_rows=USER_ROWS if user_rows is None else user_rows,
+                blacklisted=blacklisted or set(),
+                active_blocks=blocks or [],
+                sprite_labels=sprite_labels or {},
+            ),
+            privacy_levels=privacy,
+            impersonation_relays=relays,
+            rendered_tables=rendered_tables,
+        ),
     )
     return Run(result, id_map, transport, the_cache)
