@@ -129,7 +129,7 @@ def mention_converter(
             piece
             if i % 2
             else convert_mentions(
-                piece, turn.triggerer_name, persona.persona_nickname, personalization, directory=directory
+                piece, turn.triggerer.nickname, persona.persona_nickname, personalization, directory=directory
             )
             for i, piece in enumerate(pieces)
         )
@@ -493,9 +493,9 @@ def _participant_items(
             history.entries, memory_tagging_enabled=server.memory_tagging_enabled
         ),
         impersonated_identity_name=impersonation.nickname if impersonation else None,
-        triggerer_name=turn.triggerer_name,
-        triggerer_formatted_name=turn.triggerer_formatted_name,
-        triggerer_address_term=turn.triggerer_address_term,
+        triggerer_name=turn.triggerer.nickname,
+        triggerer_formatted_name=turn.triggerer.formatted,
+        triggerer_address_term=turn.triggerer.address_term,
         codec=codec,
         mention_directory=mentions,
     )
@@ -531,7 +531,7 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
             message_id_map=state.id_map,
             all_personas=turn.all_personas,
             channel_description=turn.channel_description,
-            triggerer_name=turn.triggerer_name,
+            triggerer_name=turn.triggerer.nickname,
             server_memories=server_memories,
             active_blocks=history.result.active_blocks,
             emojis=state.assets.emojis,

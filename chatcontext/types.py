@@ -522,6 +522,16 @@ class LockedTurn:
     triggered_persona_ids: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class TriggererName:
+    """How the responding persona names the triggerer (build-context.md §1.1; ``chatcontext.triggerer``):
+    the nickname (`{user}`), the formatted name (`{user_formatted}`) and the address term (`{user_term}`)."""
+
+    nickname: str
+    formatted: str
+    address_term: str | None = None
+
+
 @dataclass
 class ChatTurn:
     locked_turn: LockedTurn
@@ -537,9 +547,7 @@ class ChatTurn:
     total_personas: int = 1
     channel_description: str | None = None
     thread_parent_id: str | None = None
-    triggerer_name: str = "User"
-    triggerer_formatted_name: str = "User"
-    triggerer_address_term: str | None = None
+    triggerer: TriggererName = TriggererName("User", "User")
     should_surface_user_errors: bool = True
     forced_mentions: list[JSONDict] | None = None
     text_credential_source: str = "server"

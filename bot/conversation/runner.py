@@ -192,7 +192,6 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
     blacklisted = bool(job.author and job.author.blacklisted)
-    name = triggerer_naming(server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted)
     bot_user = outlet.bot_user
     return ChatTurn(
         locked_turn=job.locked_turn,
@@ -208,9 +207,9 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         total_personas=len(job.personas),
         channel_description=outlet.channel_description,
         thread_parent_id=outlet.thread_parent_id,
-        triggerer_name=name.nickname,
-        triggerer_formatted_name=name.formatted,
-        triggerer_address_term=name.address_term,
+        triggerer=triggerer_naming(
+            server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted
+        ),
         is_self_message=trigger.author.id == bot_user.id,
     )
 
