@@ -36,7 +36,12 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
 from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, load_candidate_rows
 from chatcontext.participants.discovery import member_directory_for
-from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads, build_conversation_corpus
+from chatcontext.participants.hydration import (
+    ParticipantTurn,
+    RequestSnapshot,
+    TurnUserReads,
+    build_conversation_corpus,
+)
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
 from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
@@ -467,35 +472,35 @@ def _participant_items(
     mentions = turn_mention_directory(turn, req.transport)
     items = build_participant_context_items(
         prepared,
-        ActivePersonaScope(
-            persona_id=persona.persona_id,
-            lineage_id=persona.persona_lineage_id,
-            is_main_persona=not persona.is_alter,
-            is_user_impersonation=incoming.is_user_impersonation,
-            impersonated_user_id=incoming.impersonated_user_id,
+        ParticipantTurn(
+            scope=ActivePersonaScope(
+                persona_id=persona.persona_id,
+                lineage_id=persona.persona_lineage_id,
+                is_main_persona=not persona.is_alter,
+                is_user_impersonation=incoming.is_user_impersonation,
+                impersonated_user_id=incoming.impersonated_user_id,
+            ),
+            server=effective.server,
+            channel_name=turn.channel_name,
+            channel_id=turn.locked_turn.channel_id,
+            bot_user_id=turn.bot_user.id,
+            now_ms=turn.now_ms,
+            active_persona=persona,
+            request_snapshot=RequestSnapshot(
+                triggerer_id=triggerer_id,
+                triggerer_row=turn.user_row,
+                is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
+                triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
+                preloaded_member=req.transport.get_cached_member(triggerer_id),
+                turn_reads=naming.reads,
+            ),
+            impersonated_identity_name=impersonation.nickname if impersonation else None,
+            triggerer=turn.triggerer,
         ),
         deps=req.deps,
-        server=effective.server,
-        channel_name=turn.channel_name,
-        channel_id=turn.locked_turn.channel_id,
-        bot_user_id=turn.bot_user.id,
-        now_ms=turn.now_ms,
-        request_snapshot=RequestSnapshot(
-            triggerer_id=triggerer_id,
-            triggerer_row=turn.user_row,
-            is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
-            triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
-            preloaded_member=req.transport.get_cached_member(triggerer_id),
-            turn_reads=naming.reads,
-        ),
-        active_persona=persona,
         conversation_corpus=build_conversation_corpus(
             history.entries, memory_tagging_enabled=server.memory_tagging_enabled
         ),
-        impersonated_identity_name=impersonation.nickname if impersonation else None,
-        triggerer_name=turn.triggerer.nickname,
-        triggerer_formatted_name=turn.triggerer.formatted,
-        triggerer_address_term=turn.triggerer.address_term,
         codec=codec,
         mention_directory=mentions,
     )

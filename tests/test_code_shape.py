@@ -19,9 +19,6 @@ ALLOWED: frozenset[str] = frozenset(
         # Replaced by a record-turn action on the `snapshot` branch (issue 28 item 1): remove this
         # entry when that branch is merged.
         "chatcontext/records/store.py:store_prompt_record",
-        "chatcontext/participants/hydration/orchestration.py:hydrate_participant_profiles",
-        "chatcontext/participants/hydration/state.py:HydrationRun.__init__",
-        "chatcontext/participants/items.py:build_participant_context_items",
     }
 )
 

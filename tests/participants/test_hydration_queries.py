@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads
+from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot, TurnUserReads
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps
 from chatcontext.participants.model import ActivePersonaScope, PreparedParticipantContext
@@ -79,18 +79,17 @@ def run_with(
     snapshot: RequestSnapshot | None = None,
 ) -> ParticipantItems:
     info, active_scope, config = inputs
-    return build_participant_context_items(
-        prep,
-        active_scope,
-        deps=DatabaseHydrationDeps(transport),  # type: ignore[arg-type]
+    turn = ParticipantTurn(
+        scope=active_scope,
         server=config,
         channel_name="general",
         channel_id=CHANNEL,
         bot_user_id=B,
         now_ms=NOW_MS,
-        request_snapshot=snapshot,
         active_persona=info,
+        request_snapshot=snapshot if snapshot is not None else RequestSnapshot(),
     )
+    return build_participant_context_items(prep, turn, deps=DatabaseHydrationDeps(transport))  # type: ignore[arg-type]
 
 
 def populate(server: m.Server, persona: m.Persona, count: int) -> tuple[list[str], FakeTransport]:
