@@ -11,7 +11,7 @@ bookkeeping. The tool calls form a life cycle that leaves the database as it fou
 ``cancel_reminder``, and ``react`` (the reaction itself goes to a no-op outlet).
 
 Also per turn, whatever the calls: the gating read (``ToolPolicy.load``), the tool view of the turn
-(``ToolTurn.of``: the participant target index) and pointing the written rows at the prompt record
+(``ToolTurn.of``: references from the turn's target index) and pointing the written rows at the prompt record
 (``attach_prompt_record``, for one written row).
 
 Statement counts include the savepoints of the actions' transactions (the bench runs inside one

@@ -49,7 +49,7 @@ from chatcontext.participants.model import ActivePersonaScope, PreparationInput,
 from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
-from chatcontext.participants.target_index import ParticipantTargetIndex, TargetIndexCodec, collect_target_index
+from chatcontext.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
 from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.streaming import (
@@ -556,11 +556,9 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
     )
 
 
-def _tail(
-    req: TurnRequest, state: TurnState, output: BuilderOutput
-) -> tuple[list[ContextItem], ParticipantTargetIndex]:
+def _tail(req: TurnRequest, state: TurnState, output: BuilderOutput) -> tuple[list[ContextItem], TurnTargets]:
     """Step 12, injected items and tail directives (§8), then the persona mention catalogue (BC8-16)
-    and the turn's participant target index (X-06)."""
+    and the turn's participant target index (X-06), the turn's one computation of it."""
     turn = req.turn
     items = apply_tail_directives(
         output.items,
@@ -572,8 +570,8 @@ def _tail(
     )
     codec = state.participants.codec
     items = attach_persona_catalog(items, turn.all_personas, codec)
-    target_index, _fallback_users = collect_target_index(items, codec)
-    return items, target_index
+    index, fallback_users = collect_target_index(items, codec)
+    return items, TurnTargets(index, tuple(fallback_users))
 
 
 def build_turn_context(
@@ -629,16 +627,16 @@ def build_turn_context(
     durations["participants_ms"] = _elapsed_ms(clock, step)
     state = TurnState(id_map, streaming, assets, history, impersonation, effective, participants)
     output = _build_prompt(req, state)  # 11
-    items, target_index = _tail(req, state, output)  # 12
+    items, targets = _tail(req, state, output)  # 12
     durations["total_ms"] = _elapsed_ms(clock, started)
-    return _turn_context(req, state, items, target_index, durations)
+    return _turn_context(req, state, items, targets, durations)
 
 
 def _turn_context(
     req: TurnRequest,
     state: TurnState,
     items: list[ContextItem],
-    target_index: ParticipantTargetIndex,
+    targets: TurnTargets,
     durations: dict[str, float],
 ) -> ChatTurnContext:
     """The stage's output with its count-only diagnostics (BC10-04) and the exclusion log."""
@@ -666,10 +664,11 @@ def _turn_context(
         simplified_messages=history.entries,
         streaming_context=state.streaming,
         message_id_map=state.id_map,
+        targets=targets,
         emoji_strings=list(state.assets.emoji_strings),
         loaded_emojis=state.assets.emojis,
         loaded_stickers=state.assets.stickers,
-        participant_target_index=participants.codec.to_json(target_index),
+        participant_target_index=participants.codec.to_json(targets.index),
         diagnostics=diagnostics,
         exclusions=exclusions,
     )

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the target index module reads these types
+    from chatcontext.participants.target_index import TurnTargets
 
 JSONDict = dict[str, Any]
 
@@ -576,6 +579,8 @@ class ChatTurnContext:
     simplified_messages: list[SimplifiedMessage]
     streaming_context: StreamingContext
     message_id_map: Any  # chatcontext.idmap.MessageIdMap (kept Any to avoid an import cycle)
+    # X-06, computed once per turn by the pipeline; the reply's pings and the tools read it here.
+    targets: TurnTargets
     emoji_strings: list[str] = field(default_factory=list)
     loaded_emojis: list[EmojiRow] | None = None
     loaded_stickers: list[StickerRow] | None = None

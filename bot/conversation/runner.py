@@ -49,7 +49,6 @@ from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows
 from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
-from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
@@ -278,8 +277,7 @@ class TurnRunner:
             run=run,
         )
         # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
-        index, _ = collect_target_index(ctx.context_items)
-        reply_text = ping_handles(result.text.strip(), index) if result else ""
+        reply_text = ping_handles(result.text.strip(), ctx.targets.index) if result else ""
         reply: R | None = None
         if reply_text:
             try:
