@@ -34,7 +34,7 @@ from chatcontext.directives import TailContext, apply_tail_directives
 from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
-from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, load_candidate_rows
+from chatcontext.participants.candidates import CandidateQuery, CandidateRow, load_candidate_rows
 from chatcontext.participants.discovery import member_directory_for
 from chatcontext.participants.hydration import (
     ParticipantTurn,
@@ -379,10 +379,22 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
     streaming.deliberate_tool_allowed_names = gating.allowed_names
 
 
-def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: PersonaInfo) -> PreparedParticipantContext:
-    """Step 9, BC10-01..03: participant preparation with the locked turn's request scope."""
+def _prepare_participants(
+    req: TurnRequest, history: TurnHistory, persona: PersonaInfo
+) -> tuple[PreparedParticipantContext, list[list[CandidateRow]]]:
+    """Step 9, BC10-01..03: participant preparation with the locked turn's request scope, and the
+    candidate rows D-16 read on the turn's server (one list per read; none when the request scope
+    had the discovery already), which step 10 hands to the turn's user reads."""
     turn, server = req.turn, req.turn.server
-    return prepare_participant_context(
+    reads: list[list[CandidateRow]] = []
+
+    def read(query: CandidateQuery) -> list[CandidateRow]:
+        candidates = load_candidate_rows(query)
+        if query.server_id is not None and query.server_id == req.users.server_id:
+            reads.append(candidates)
+        return candidates
+
+    prepared = prepare_participant_context(
         PreparationInput(
             guild_id=server.server_disc_id,
             simplified_history=history.entries,
@@ -397,34 +409,35 @@ def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: Perso
             is_user_impersonation=turn.incoming.is_user_impersonation,
         ),
         request_scope=req.scopes(turn.locked_turn),
-        candidate_source=_remembered_candidates(req.users),
+        candidate_source=read,
         member_directory=member_directory_for(req.transport),
         now_ms=turn.now_ms,
         clock=req.clock,
     )
+    return prepared, reads
 
 
-def _remembered_candidates(users: UserReadSource) -> CandidateSource:
-    """D-16's read, whose user rows and blacklist entries the turn's later reads of the same users
-    (step 10, hydration) then take from ``users`` instead of reading them again."""
-
-    def read(query: CandidateQuery) -> list[CandidateRow]:
-        candidates = load_candidate_rows(query)
-        if query.server_id is not None and query.server_id == users.server_id:
-            rows = {c.row.user_disc_id: c.row for c in candidates}
-            listed = {c.row.user_disc_id for c in candidates if c.blacklisted}
-            users.remember(rows, repository.UserReads(rows, listed, {}))
-        return candidates
-
-    return read
+def _remember_candidates(users: UserReadSource, candidates: Sequence[CandidateRow]) -> None:
+    """D-16's user rows and blacklist entries, which the turn's later reads of the same users (step
+    10, hydration) then take from ``users`` instead of reading them again."""
+    rows = {c.row.user_disc_id: c.row for c in candidates}
+    listed = {c.row.user_disc_id for c in candidates if c.blacklisted}
+    users.remember(rows, repository.UserReads(rows, listed, {}))
 
 
 def _history_naming(
-    req: TurnRequest, history: TurnHistory, prepared: PreparedParticipantContext, persona: PersonaInfo
+    req: TurnRequest,
+    history: TurnHistory,
+    prepared: PreparedParticipantContext,
+    candidate_reads: Sequence[Sequence[CandidateRow]],
+    persona: PersonaInfo,
 ) -> HistoryNaming:
     """Step 10, BC7-07: the history naming projection, one read of rows, blacklist entries and naming
-    preferences for everyone the prompt may name (P-02 decides whose saved names show)."""
+    preferences for everyone the prompt may name (P-02 decides whose saved names show) beyond those
+    step 9's ``candidate_reads`` brought."""
     turn, server, entries = req.turn, req.turn.server, history.entries
+    for candidates in candidate_reads:
+        _remember_candidates(req.users, candidates)
     named_ids = list(
         dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
     )
@@ -621,8 +634,8 @@ def build_turn_context(
         turn.persona, turn.server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools
     )
     step = clock()
-    prepared = _prepare_participants(req, history, effective.persona)  # 9
-    naming = _history_naming(req, history, prepared, effective.persona)  # 10
+    prepared, candidate_reads = _prepare_participants(req, history, effective.persona)  # 9
+    naming = _history_naming(req, history, prepared, candidate_reads, effective.persona)  # 10
     participants = _participant_items(req, history, prepared, naming, effective, impersonation)
     durations["participants_ms"] = _elapsed_ms(clock, step)
     state = TurnState(id_map, streaming, assets, history, impersonation, effective, participants)
