@@ -468,7 +468,7 @@ def _tool_round_section(results: JSONDict) -> str | None:
         _table(header, "l" + "r" * (len(header) - 1), rows),
         "Per turn that offers tools, whatever it calls: the gating read (`ToolPolicy.load`, "
         f"{turn['queries']['tool_policy_load']} statements, {policy_ms}), the tools' view of the turn "
-        f"(`ToolTurn.of`, the participant target index, {turn['queries']['tool_turn_of']} statements, "
+        f"(`ToolTurn.of`, references from the turn's target index, {turn['queries']['tool_turn_of']} statements, "
         f"{_ms(turn['ms_median']['tool_turn_of'])}) and, when rows were written, pointing them at the prompt "
         f"record (`attach_prompt_record`, {turn['queries']['attach_prompt_record_one_row']} statements for one "
         "row). A memory call's statements are the action's reads (persona, server settings, the user's privacy, "

@@ -11,7 +11,7 @@ bookkeeping. The tool calls form a life cycle that leaves the database as it fou
 ``cancel_reminder``, and ``react`` (the reaction itself goes to a no-op outlet).
 
 Also per turn, whatever the calls: the gating read (``ToolPolicy.load``), the tool view of the turn
-(``ToolTurn.of``: the participant target index) and pointing the written rows at the prompt record
+(``ToolTurn.of``: references from the turn's target index) and pointing the written rows at the prompt record
 (``attach_prompt_record``, for one written row).
 
 Statement counts include the savepoints of the actions' transactions (the bench runs inside one
@@ -50,7 +50,7 @@ from harness import (
 from bot.conversation.providers import GenerationResult, ToolCall
 from bot.conversation.tools.base import ToolTurn
 from bot.conversation.tools.gating import ToolPolicy
-from bot.conversation.tools.loop import ToolRun, generate_with_tools
+from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.registry import TOOLS
 from personas.models import PersonalMemory
 from personas.provenance import WrittenRow, attach_prompt_record
@@ -109,7 +109,7 @@ def one_call(turn: ToolTurn, counter: QueryCounter, name: str, arguments: JSONDi
     started = time.perf_counter()
     async_to_sync(generate_with_tools)(
         provider, turn.ctx.context_items, list(TOOLS.values()), turn, run,
-        stream=False, on_delta=None, max_rounds=3, timeout_s=30,
+        stream=False, on_delta=None, limits=ToolLimits(max_rounds=3, timeout_s=30),
     )  # fmt: skip
     elapsed = time.perf_counter() - started - provider.provider_s
     [call] = run.calls

@@ -35,6 +35,19 @@ class PersonaAssets:
     is_rp_channel: bool = False
 
 
+def _load_rows_from_database(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
+    return repository.load_emojis_and_stickers(server_id)
+
+
+@dataclass(frozen=True)
+class AssetSources:
+    """Where a cache miss refreshes from: ``sync_from_discord`` (the shell's, which throttles itself)
+    first, then ``load_rows`` (the database)."""
+
+    load_rows: RowLoader = _load_rows_from_database
+    sync_from_discord: DiscordSync | None = None
+
+
 def cache_key(server_id: int) -> str:
     return f"emoji_sticker:{server_id}"
 
@@ -50,10 +63,6 @@ def emoji_strings(emojis: Sequence[EmojiRow]) -> list[str]:
     return [f"<{'a' if e.is_animated else ''}:{e.emoji_name}:{e.emoji_disc_id}>" for e in emojis]
 
 
-def _load_rows_from_database(server_id: int) -> tuple[list[EmojiRow], list[StickerRow]]:
-    return repository.load_emojis_and_stickers(server_id)
-
-
 def invalidate_server_assets(server_id: int) -> None:
     """Call on guild emoji/sticker update events."""
     cache.delete(cache_key(server_id))
@@ -66,14 +75,12 @@ def load_server_assets(
     ttl_minutes: int,
     emoji_enabled: bool,
     sticker_enabled: bool,
-    load_rows: RowLoader = _load_rows_from_database,
-    sync_from_discord: DiscordSync | None = None,
+    sources: AssetSources = AssetSources(),
 ) -> tuple[list[EmojiRow] | None, list[StickerRow] | None]:
     """Cached `(emojis, stickers)` of one server; a disabled kind returns None.
 
     Both kinds disabled → `(None, None)` without touching the cache or the database. On a miss or a
-    stale entry the shell's ``sync_from_discord`` runs first (it throttles itself), then the rows are
-    loaded; when that fails the stale entry is served if there is one.
+    stale entry ``sources`` refresh it; when that fails the stale entry is served if there is one.
     """
     if not emoji_enabled and not sticker_enabled:
         return None, None
@@ -82,9 +89,9 @@ def load_server_assets(
     fresh = entry is not None and now_ms - int(entry["cached_at"]) < ttl_minutes * 60_000
     if not fresh:
         try:
-            if sync_from_discord is not None:
-                sync_from_discord(server_id)
-            emojis, stickers = load_rows(server_id)
+            if sources.sync_from_discord is not None:
+                sources.sync_from_discord(server_id)
+            emojis, stickers = sources.load_rows(server_id)
         except Exception:
             logger.warning("emoji/sticker cache refresh failed; serving %s", "stale entry" if entry else "nothing")
             if entry is None:
@@ -108,8 +115,7 @@ def load_persona_assets(
     config: StageConfig,
     thread_parent_id: str | None = None,
     guild_available: bool = True,
-    load_rows: RowLoader = _load_rows_from_database,
-    sync_from_discord: DiscordSync | None = None,
+    sources: AssetSources = AssetSources(),
 ) -> PersonaAssets:
     """BC7-08: emoji strings and rows for the turn; DMs, missing guilds and serverless personas get none.
 
@@ -124,7 +130,6 @@ def load_persona_assets(
         ttl_minutes=config.emoji_sticker_cache_ttl_minutes,
         emoji_enabled=server.emoji_usage_enabled and not rp,
         sticker_enabled=server.sticker_usage_enabled and not rp,
-        load_rows=load_rows,
-        sync_from_discord=sync_from_discord,
+        sources=sources,
     )
     return PersonaAssets(emoji_strings=emoji_strings(emojis or []), emojis=emojis, stickers=stickers, is_rp_channel=rp)

@@ -107,7 +107,7 @@ def emoji_penalty_directive(
 
 def queued_reply_target_name(turn: ChatTurn) -> str:
     """BC8-07: who wrote the queued message, named the way the persona knows them."""
-    name = turn.triggerer_name
+    name = turn.triggerer.nickname
     incoming = turn.incoming
     if not incoming.is_from_queue:
         return name

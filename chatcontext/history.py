@@ -94,6 +94,20 @@ class HistoryRows:
     reactor_rows: dict[str, UserRow] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class HistoryInputs:
+    """What the caller hands the history instead of it reading them: ``rows`` (turn snapshots,
+    tests; None, the live bot: ``load_history_rows`` reads them in one batch per kind, user rows and
+    blacklist entries through ``users``), ``privacy_levels`` over the rows' own (a user without
+    either is MINIMAL), the webhooks that relay an impersonated user (webhook id → user id) and
+    tables already rendered (message id → text)."""
+
+    rows: HistoryRows | None = None
+    privacy_levels: Mapping[str, int] | None = None
+    impersonation_relays: Mapping[str, str] | None = None
+    rendered_tables: Mapping[str, str] | None = None
+
+
 @dataclass
 class References:
     """What the messages of the window point at, resolved through the transport (BC3-03/04, BC3-12)."""
@@ -358,26 +372,15 @@ def build_history(
     config: StageConfig,
     transcripts: TranscriptCache,
     transcriber: Transcriber | None = None,
-    active_blocks: list[BlockRow] | None = None,
-    privacy_levels: dict[str, int] | None = None,
-    user_rows: dict[str, UserRow] | None = None,
-    blacklisted: set[str] | None = None,
-    sprite_labels: dict[str, tuple[int, str]] | None = None,
-    impersonation_relays: dict[str, str] | None = None,
-    rendered_tables: dict[str, str] | None = None,
+    given: HistoryInputs = HistoryInputs(),
     users: UserReadSource | None = None,
 ) -> HistoryResult:
-    """Build the simplified history of one persona turn (build-context.md §2–§5, §11).
-
-    Row arguments: pass all of `active_blocks`, `user_rows`, `blacklisted`, `sprite_labels` (turn
-    snapshots, tests) or none of them (the live bot: `load_history_rows` reads them in one batch per
-    kind; user rows and blacklist entries through `users`, uncached when not given).
-    `privacy_levels` defaults to the users' rows; a user without a row is MINIMAL.
-    """
+    """Build the simplified history of one persona turn (build-context.md §2–§5, §11), reading what
+    ``given`` does not hold (``users``: uncached when not given)."""
     persona = turn.persona
     now_ms = turn.now_ms
     bot_user_id = turn.bot_user.id
-    relays = impersonation_relays or {}
+    relays = given.impersonation_relays or {}
     exclusions: list[dict[str, str]] = []
 
     window = fetch_window(turn, transport, normalize_fetch_limit(turn.server.message_fetch_limit))
@@ -385,9 +388,9 @@ def build_history(
     exclusions.extend(_exclusion(m, "reset_marker") for m in cut)
     refs = prefetch_references(sliced, transport, config)
 
-    loaded = all(v is None for v in (active_blocks, user_rows, blacklisted, sprite_labels))
+    loaded = given.rows is None
     known_reactors = known_reactor_ids(sliced, config) if loaded else set()
-    if loaded:
+    if given.rows is None:
         rows = load_history_rows(
             turn,
             [*sliced, *refs.messages()],
@@ -398,13 +401,8 @@ def build_history(
             users=users,
         )
     else:
-        rows = HistoryRows(
-            user_rows=dict(user_rows or {}),
-            blacklisted=set(blacklisted or ()),
-            active_blocks=list(active_blocks or ()),
-            sprite_labels=dict(sprite_labels or {}),
-        )
-    levels = dict(privacy_levels) if privacy_levels is not None else {}
+        rows = given.rows
+    levels = dict(given.privacy_levels) if given.privacy_levels is not None else {}
     for uid, row in rows.user_rows.items():
         levels.setdefault(uid, row.privacy_level)
     blocks = {b.user_disc_id: b for b in rows.active_blocks if b.block_type == "block"}
@@ -452,7 +450,7 @@ def build_history(
         personalization_enabled=turn.server.personal_memories_enabled,
         sprite_labels=rows.sprite_labels,
         transcripts=known,
-        rendered_tables=rendered_tables or {},
+        rendered_tables=given.rendered_tables or {},
         members=members,
         debug_author_ids=_debug_author_ids(turn, visible_raw, members),
         voice_chat_mode=chat_mode,

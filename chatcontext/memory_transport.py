@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from chatcontext.transport import TransportError
 from chatcontext.types import Author, DiscordMessage, MemberInfo, Reaction
@@ -24,6 +25,24 @@ def member_as_author(member: MemberInfo) -> Author:
     )
 
 
+@dataclass(frozen=True)
+class TransportCapabilities:
+    """What the channel offers (``ChatTransport``'s flags): a history to fetch, a guild (none in a DM),
+    the presence intent."""
+
+    supports_history: bool = True
+    guild_available: bool = True
+    presence_intent: bool = True
+
+
+@dataclass(frozen=True)
+class TransportFailures:
+    """Reads that raise ``TransportError``: fetching these messages, and their reaction users."""
+
+    message_ids: Iterable[str] = ()
+    reaction_message_ids: Iterable[str] = ()
+
+
 class InMemoryTransport:
     def __init__(
         self,
@@ -34,11 +53,8 @@ class InMemoryTransport:
         users: Iterable[Author] = (),
         channels: Mapping[str, str] | None = None,
         roles: Mapping[str, str] | None = None,
-        supports_history: bool = True,
-        guild_available: bool = True,
-        presence_intent: bool = True,
-        failing_message_ids: Iterable[str] = (),
-        failing_reaction_message_ids: Iterable[str] = (),
+        capabilities: TransportCapabilities = TransportCapabilities(),
+        failures: TransportFailures = TransportFailures(),
     ) -> None:
         self._window = list(messages)
         self._cached = {m.id: m for m in self._window}
@@ -47,11 +63,11 @@ class InMemoryTransport:
         self._users = {u.id: u for u in users}
         self._channels = dict(channels or {})
         self._roles = dict(roles or {})
-        self._supports_history = supports_history
-        self._guild_available = guild_available
-        self._presence_intent = presence_intent
-        self._failing = set(failing_message_ids)
-        self._failing_reactions = set(failing_reaction_message_ids)
+        self._supports_history = capabilities.supports_history
+        self._guild_available = capabilities.guild_available
+        self._presence_intent = capabilities.presence_intent
+        self._failing = set(failures.message_ids)
+        self._failing_reactions = set(failures.reaction_message_ids)
         # Calls per method, so tests and diagnostics can count Discord reads.
         self.calls: Counter[str] = Counter()
 

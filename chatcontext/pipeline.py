@@ -34,9 +34,14 @@ from chatcontext.directives import TailContext, apply_tail_directives
 from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
-from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, load_candidate_rows
+from chatcontext.participants.candidates import CandidateQuery, CandidateRow, load_candidate_rows
 from chatcontext.participants.discovery import member_directory_for
-from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads, build_conversation_corpus
+from chatcontext.participants.hydration import (
+    ParticipantTurn,
+    RequestSnapshot,
+    TurnUserReads,
+    build_conversation_corpus,
+)
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
 from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
@@ -44,13 +49,14 @@ from chatcontext.participants.model import ActivePersonaScope, PreparationInput,
 from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
-from chatcontext.participants.target_index import ParticipantTargetIndex, TargetIndexCodec, collect_target_index
+from chatcontext.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
 from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.stage_settings import stage_config
 from chatcontext.streaming import (
     DeliberateToolConfig,
     EffectivePersona,
+    ToolIntentTexts,
     effective_persona,
     gate_deliberate_tools,
     init_streaming_context,
@@ -129,7 +135,7 @@ def mention_converter(
             piece
             if i % 2
             else convert_mentions(
-                piece, turn.triggerer_name, persona.persona_nickname, personalization, directory=directory
+                piece, turn.triggerer.nickname, persona.persona_nickname, personalization, directory=directory
             )
             for i, piece in enumerate(pieces)
         )
@@ -360,22 +366,36 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(),
         personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
-        message_content=incoming.message.content,
-        reminder_purpose=incoming.reminder_data.reminder_purpose
-        if reminder_applies(incoming) and incoming.reminder_data
-        else None,
+        texts=ToolIntentTexts(
+            message_content=incoming.message.content,
+            reminder_purpose=incoming.reminder_data.reminder_purpose
+            if reminder_applies(incoming) and incoming.reminder_data
+            else None,
+            recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
+        ),
         disable_all_tools=streaming.disable_all_tools,
-        recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
         end_turn_after_tools=streaming.end_turn_after_tools or (),
     )
     streaming.disable_all_tools = gating.disable_all_tools
     streaming.deliberate_tool_allowed_names = gating.allowed_names
 
 
-def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: PersonaInfo) -> PreparedParticipantContext:
-    """Step 9, BC10-01..03: participant preparation with the locked turn's request scope."""
+def _prepare_participants(
+    req: TurnRequest, history: TurnHistory, persona: PersonaInfo
+) -> tuple[PreparedParticipantContext, list[list[CandidateRow]]]:
+    """Step 9, BC10-01..03: participant preparation with the locked turn's request scope, and the
+    candidate rows D-16 read on the turn's server (one list per read; none when the request scope
+    had the discovery already), which step 10 hands to the turn's user reads."""
     turn, server = req.turn, req.turn.server
-    return prepare_participant_context(
+    reads: list[list[CandidateRow]] = []
+
+    def read(query: CandidateQuery) -> list[CandidateRow]:
+        candidates = load_candidate_rows(query)
+        if query.server_id is not None and query.server_id == req.users.server_id:
+            reads.append(candidates)
+        return candidates
+
+    prepared = prepare_participant_context(
         PreparationInput(
             guild_id=server.server_disc_id,
             simplified_history=history.entries,
@@ -390,34 +410,35 @@ def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: Perso
             is_user_impersonation=turn.incoming.is_user_impersonation,
         ),
         request_scope=req.scopes(turn.locked_turn),
-        candidate_source=_remembered_candidates(req.users),
+        candidate_source=read,
         member_directory=member_directory_for(req.transport),
         now_ms=turn.now_ms,
         clock=req.clock,
     )
+    return prepared, reads
 
 
-def _remembered_candidates(users: UserReadSource) -> CandidateSource:
-    """D-16's read, whose user rows and blacklist entries the turn's later reads of the same users
-    (step 10, hydration) then take from ``users`` instead of reading them again."""
-
-    def read(query: CandidateQuery) -> list[CandidateRow]:
-        candidates = load_candidate_rows(query)
-        if query.server_id is not None and query.server_id == users.server_id:
-            rows = {c.row.user_disc_id: c.row for c in candidates}
-            listed = {c.row.user_disc_id for c in candidates if c.blacklisted}
-            users.remember(rows, repository.UserReads(rows, listed, {}))
-        return candidates
-
-    return read
+def _remember_candidates(users: UserReadSource, candidates: Sequence[CandidateRow]) -> None:
+    """D-16's user rows and blacklist entries, which the turn's later reads of the same users (step
+    10, hydration) then take from ``users`` instead of reading them again."""
+    rows = {c.row.user_disc_id: c.row for c in candidates}
+    listed = {c.row.user_disc_id for c in candidates if c.blacklisted}
+    users.remember(rows, repository.UserReads(rows, listed, {}))
 
 
 def _history_naming(
-    req: TurnRequest, history: TurnHistory, prepared: PreparedParticipantContext, persona: PersonaInfo
+    req: TurnRequest,
+    history: TurnHistory,
+    prepared: PreparedParticipantContext,
+    candidate_reads: Sequence[Sequence[CandidateRow]],
+    persona: PersonaInfo,
 ) -> HistoryNaming:
     """Step 10, BC7-07: the history naming projection, one read of rows, blacklist entries and naming
-    preferences for everyone the prompt may name (P-02 decides whose saved names show)."""
+    preferences for everyone the prompt may name (P-02 decides whose saved names show) beyond those
+    step 9's ``candidate_reads`` brought."""
     turn, server, entries = req.turn, req.turn.server, history.entries
+    for candidates in candidate_reads:
+        _remember_candidates(req.users, candidates)
     named_ids = list(
         dict.fromkeys([*_user_entry_ids(entries), *_persona_mention_ids(entries), *prepared.referenced_user_ids])
     )
@@ -465,35 +486,35 @@ def _participant_items(
     mentions = turn_mention_directory(turn, req.transport)
     items = build_participant_context_items(
         prepared,
-        ActivePersonaScope(
-            persona_id=persona.persona_id,
-            lineage_id=persona.persona_lineage_id,
-            is_main_persona=not persona.is_alter,
-            is_user_impersonation=incoming.is_user_impersonation,
-            impersonated_user_id=incoming.impersonated_user_id,
+        ParticipantTurn(
+            scope=ActivePersonaScope(
+                persona_id=persona.persona_id,
+                lineage_id=persona.persona_lineage_id,
+                is_main_persona=not persona.is_alter,
+                is_user_impersonation=incoming.is_user_impersonation,
+                impersonated_user_id=incoming.impersonated_user_id,
+            ),
+            server=effective.server,
+            channel_name=turn.channel_name,
+            channel_id=turn.locked_turn.channel_id,
+            bot_user_id=turn.bot_user.id,
+            now_ms=turn.now_ms,
+            active_persona=persona,
+            request_snapshot=RequestSnapshot(
+                triggerer_id=triggerer_id,
+                triggerer_row=turn.user_row,
+                is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
+                triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
+                preloaded_member=req.transport.get_cached_member(triggerer_id),
+                turn_reads=naming.reads,
+            ),
+            impersonated_identity_name=impersonation.nickname if impersonation else None,
+            triggerer=turn.triggerer,
         ),
         deps=req.deps,
-        server=effective.server,
-        channel_name=turn.channel_name,
-        channel_id=turn.locked_turn.channel_id,
-        bot_user_id=turn.bot_user.id,
-        now_ms=turn.now_ms,
-        request_snapshot=RequestSnapshot(
-            triggerer_id=triggerer_id,
-            triggerer_row=turn.user_row,
-            is_triggerer_blacklisted=triggerer_id in naming.blacklisted,
-            triggerer_privacy_level=turn.user_row.privacy_level if turn.user_row else PrivacyLevel.MINIMAL,
-            preloaded_member=req.transport.get_cached_member(triggerer_id),
-            turn_reads=naming.reads,
-        ),
-        active_persona=persona,
         conversation_corpus=build_conversation_corpus(
             history.entries, memory_tagging_enabled=server.memory_tagging_enabled
         ),
-        impersonated_identity_name=impersonation.nickname if impersonation else None,
-        triggerer_name=turn.triggerer_name,
-        triggerer_formatted_name=turn.triggerer_formatted_name,
-        triggerer_address_term=turn.triggerer_address_term,
         codec=codec,
         mention_directory=mentions,
     )
@@ -529,7 +550,7 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
             message_id_map=state.id_map,
             all_personas=turn.all_personas,
             channel_description=turn.channel_description,
-            triggerer_name=turn.triggerer_name,
+            triggerer_name=turn.triggerer.nickname,
             server_memories=server_memories,
             active_blocks=history.result.active_blocks,
             emojis=state.assets.emojis,
@@ -549,11 +570,9 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
     )
 
 
-def _tail(
-    req: TurnRequest, state: TurnState, output: BuilderOutput
-) -> tuple[list[ContextItem], ParticipantTargetIndex]:
+def _tail(req: TurnRequest, state: TurnState, output: BuilderOutput) -> tuple[list[ContextItem], TurnTargets]:
     """Step 12, injected items and tail directives (§8), then the persona mention catalogue (BC8-16)
-    and the turn's participant target index (X-06)."""
+    and the turn's participant target index (X-06), the turn's one computation of it."""
     turn = req.turn
     items = apply_tail_directives(
         output.items,
@@ -565,8 +584,8 @@ def _tail(
     )
     codec = state.participants.codec
     items = attach_persona_catalog(items, turn.all_personas, codec)
-    target_index, _fallback_users = collect_target_index(items, codec)
-    return items, target_index
+    index, fallback_users = collect_target_index(items, codec)
+    return items, TurnTargets(index, tuple(fallback_users))
 
 
 def build_turn_context(
@@ -577,7 +596,6 @@ def build_turn_context(
     transcriber: Transcriber | None = None,
     request_scope_registry: ScopeRegistry | None = None,
     config: StageConfig | None = None,
-    hydration_deps: HydrationDeps | None = None,
     personalization: PersonalizationCache | None = None,
     clock: Clock = time.perf_counter,
 ) -> ChatTurnContext:
@@ -597,7 +615,7 @@ def build_turn_context(
         transcriber=transcriber,
         scopes=request_scope_registry or request_scope_for,
         config=config or stage_config(),
-        deps=hydration_deps or DatabaseHydrationDeps(transport),
+        deps=DatabaseHydrationDeps(transport),
         users=UserReadSource(turn.server.server_id, personalization),
         clock=clock,
     )
@@ -617,22 +635,22 @@ def build_turn_context(
         turn.persona, turn.server, is_rp_channel=assets.is_rp_channel, disable_all_tools=streaming.disable_all_tools
     )
     step = clock()
-    prepared = _prepare_participants(req, history, effective.persona)  # 9
-    naming = _history_naming(req, history, prepared, effective.persona)  # 10
+    prepared, candidate_reads = _prepare_participants(req, history, effective.persona)  # 9
+    naming = _history_naming(req, history, prepared, candidate_reads, effective.persona)  # 10
     participants = _participant_items(req, history, prepared, naming, effective, impersonation)
     durations["participants_ms"] = _elapsed_ms(clock, step)
     state = TurnState(id_map, streaming, assets, history, impersonation, effective, participants)
     output = _build_prompt(req, state)  # 11
-    items, target_index = _tail(req, state, output)  # 12
+    items, targets = _tail(req, state, output)  # 12
     durations["total_ms"] = _elapsed_ms(clock, started)
-    return _turn_context(req, state, items, target_index, durations)
+    return _turn_context(req, state, items, targets, durations)
 
 
 def _turn_context(
     req: TurnRequest,
     state: TurnState,
     items: list[ContextItem],
-    target_index: ParticipantTargetIndex,
+    targets: TurnTargets,
     durations: dict[str, float],
 ) -> ChatTurnContext:
     """The stage's output with its count-only diagnostics (BC10-04) and the exclusion log."""
@@ -660,10 +678,11 @@ def _turn_context(
         simplified_messages=history.entries,
         streaming_context=state.streaming,
         message_id_map=state.id_map,
+        targets=targets,
         emoji_strings=list(state.assets.emoji_strings),
         loaded_emojis=state.assets.emojis,
         loaded_stickers=state.assets.stickers,
-        participant_target_index=participants.codec.to_json(target_index),
+        participant_target_index=participants.codec.to_json(targets.index),
         diagnostics=diagnostics,
         exclusions=exclusions,
     )

@@ -180,26 +180,34 @@ def match_tool_intents(text: str, triggers: Mapping[str, Sequence[str]], source:
     return matches
 
 
+@dataclass(frozen=True)
+class ToolIntentTexts:
+    """The texts of a turn that BC9-07..09 look for tool intents in.
+
+    ``reminder_purpose`` is set only when a reminder applies (BC7-01 condition); ``recent_texts`` are
+    the visible messages before the trigger, oldest first (their last `context_turns` are scanned when
+    the mode is active).
+    """
+
+    message_content: str
+    reminder_purpose: str | None = None
+    recent_texts: Sequence[str] = ()
+
+
 def gate_deliberate_tools(
     *,
     config: DeliberateToolConfig,
     personal_mode: str | None,
-    message_content: str,
-    reminder_purpose: str | None,
+    texts: ToolIntentTexts,
     disable_all_tools: bool,
-    recent_texts: Sequence[str] = (),
     follow_up_names: Sequence[str] = (),
     end_turn_after_tools: Sequence[str] = (),
     url_fetch_tool_names: Sequence[str] = (),
 ) -> ToolGating:
-    """BC9-07..09.
-
-    ``reminder_purpose`` is set only when a reminder applies (BC7-01 condition); ``recent_texts`` are
-    the visible messages before the trigger, oldest first (their last `context_turns` are scanned when
-    the mode is active); ``follow_up_names`` are recent tool affordances the shell found in history.
-    """
+    """BC9-07..09. ``follow_up_names`` are recent tool affordances the shell found in history."""
     active = deliberate_mode_active(personal_mode, config.server_mode)
     turns = context_turns(config.context_turns)
+    message_content, reminder_purpose, recent_texts = texts.message_content, texts.reminder_purpose, texts.recent_texts
     intent_text = message_content + (f"\n{reminder_purpose}" if reminder_purpose is not None else "")
     matches = match_tool_intents(intent_text, config.triggers)
     if any(m.tool_name == URL_FETCH_TOOL for m in matches):

@@ -7,22 +7,13 @@ and `{user_term}` (R-14) agree with what the rest of the prompt calls that perso
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from chatcontext.participants.naming import (
     live_name,
     persona_relative_name,
     saved_name_allowed,
 )
-from chatcontext.types import Author, MemberInfo, PersonaInfo, ServerConfig, UserRow
+from chatcontext.types import Author, MemberInfo, PersonaInfo, ServerConfig, TriggererName, UserRow
 from personas.naming import ADDRESSING_STYLES
-
-
-@dataclass(frozen=True)
-class TriggererName:
-    nickname: str
-    formatted: str
-    address_term: str | None = None
 
 
 def address_term(persona: PersonaInfo, row: UserRow | None) -> str | None:

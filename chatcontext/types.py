@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the target index module reads these types
+    from chatcontext.participants.target_index import TurnTargets
 
 JSONDict = dict[str, Any]
 
@@ -522,6 +525,16 @@ class LockedTurn:
     triggered_persona_ids: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class TriggererName:
+    """How the responding persona names the triggerer (build-context.md §1.1; ``chatcontext.triggerer``):
+    the nickname (`{user}`), the formatted name (`{user_formatted}`) and the address term (`{user_term}`)."""
+
+    nickname: str
+    formatted: str
+    address_term: str | None = None
+
+
 @dataclass
 class ChatTurn:
     locked_turn: LockedTurn
@@ -537,9 +550,7 @@ class ChatTurn:
     total_personas: int = 1
     channel_description: str | None = None
     thread_parent_id: str | None = None
-    triggerer_name: str = "User"
-    triggerer_formatted_name: str = "User"
-    triggerer_address_term: str | None = None
+    triggerer: TriggererName = TriggererName("User", "User")
     should_surface_user_errors: bool = True
     forced_mentions: list[JSONDict] | None = None
     text_credential_source: str = "server"
@@ -568,6 +579,8 @@ class ChatTurnContext:
     simplified_messages: list[SimplifiedMessage]
     streaming_context: StreamingContext
     message_id_map: Any  # chatcontext.idmap.MessageIdMap (kept Any to avoid an import cycle)
+    # X-06, computed once per turn by the pipeline; the reply's pings and the tools read it here.
+    targets: TurnTargets
     emoji_strings: list[str] = field(default_factory=list)
     loaded_emojis: list[EmojiRow] | None = None
     loaded_stickers: list[StickerRow] | None = None

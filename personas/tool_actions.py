@@ -19,6 +19,7 @@ can be told it and relay it.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -192,24 +193,33 @@ def forget_memory(
         return memory
 
 
+@dataclass(frozen=True)
+class ReminderRequest:
+    """The reminder a persona's tool asks for: whom (``target_disc_id``; the bot's own id: a self-task
+    of the persona), of what, when, how often, and the name the reminder keeps for them."""
+
+    target_disc_id: str
+    purpose: str
+    at: datetime
+    repeat_hours: int | None = None
+    target_nickname: str = ""
+
+
 def set_reminder(
     persona: Persona,
+    request: ReminderRequest,
     *,
     channel_disc_id: str,
-    target_disc_id: str,
     bot_user_disc_id: str,
-    purpose: str,
-    at: datetime,
-    repeat_hours: int | None = None,
-    target_nickname: str = "",
     created_by_disc_id: str | None = None,
     provenance: Provenance = NO_PROVENANCE,
     actor: Actor,
     now: datetime | None = None,
 ) -> Reminder:
-    """A reminder for ``target_disc_id`` (the bot's own id: a self-task of the persona) at ``at``."""
+    """The reminder ``request`` asks for, in ``channel_disc_id``."""
     now = now or timezone.now()
-    text = purpose.strip()
+    target_disc_id, at, repeat_hours = request.target_disc_id, request.at, request.repeat_hours
+    text = request.purpose.strip()
     if not text:
         raise ToolWriteRefused("A reminder needs a purpose.")
     try:
@@ -233,7 +243,7 @@ def set_reminder(
             server_id=persona.server_id,
             channel_disc_id=channel_disc_id,
             user_discord_id=target_disc_id,
-            user_nickname="" if self_task else target_nickname[:100],
+            user_nickname="" if self_task else request.target_nickname[:100],
             reminder_purpose=text,
             reminder_time=at,
             repetition_interval_hours=repeat_hours,

@@ -46,10 +46,9 @@ from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
 from bot.conversation.tools.base import Tool, ToolTurn
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
-from bot.conversation.tools.loop import ToolRun, generate_with_tools
+from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
-from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import store_prompt_record
@@ -192,7 +191,6 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
     blacklisted = bool(job.author and job.author.blacklisted)
-    name = triggerer_naming(server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted)
     bot_user = outlet.bot_user
     return ChatTurn(
         locked_turn=job.locked_turn,
@@ -208,9 +206,9 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         total_personas=len(job.personas),
         channel_description=outlet.channel_description,
         thread_parent_id=outlet.thread_parent_id,
-        triggerer_name=name.nickname,
-        triggerer_formatted_name=name.formatted,
-        triggerer_address_term=name.address_term,
+        triggerer=triggerer_naming(
+            server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted
+        ),
         is_self_message=trigger.author.id == bot_user.id,
     )
 
@@ -279,8 +277,7 @@ class TurnRunner:
             run=run,
         )
         # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
-        index, _ = collect_target_index(ctx.context_items)
-        reply_text = ping_handles(result.text.strip(), index) if result else ""
+        reply_text = ping_handles(result.text.strip(), ctx.targets.index) if result else ""
         reply: R | None = None
         if reply_text:
             try:
@@ -349,8 +346,7 @@ class TurnRunner:
                         run,
                         stream=self.stream,
                         on_delta=sink,
-                        max_rounds=settings.LLM_TOOL_MAX_ROUNDS,
-                        timeout_s=settings.LLM_TOOL_TIMEOUT_SECONDS,
+                        limits=ToolLimits(settings.LLM_TOOL_MAX_ROUNDS, settings.LLM_TOOL_TIMEOUT_SECONDS),
                     )
                 elif sink is None:
                     result = await provider.generate(items, stream=self.stream)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from chatcontext.participants.model import (
     ParticipantAlias,
@@ -88,15 +89,23 @@ def _collect(candidates: Iterable[ParticipantAlias | None]) -> list[ParticipantA
     return [alias for alias in candidates if alias is not None]
 
 
+@dataclass(frozen=True)
+class UserNames:
+    """The names one Discord user goes by, D-06's sources: the platform's saved nickname, the guild's
+    display name and nickname, Discord's global name and username, and the id as the last resort."""
+
+    saved_nickname: str | None = None
+    guild_display_name: str | None = None
+    guild_nickname: str | None = None
+    global_name: str | None = None
+    username: str | None = None
+    discord_id: str | None = None
+
+
 def user_aliases(
     key: ParticipantKey,
+    names: UserNames,
     *,
-    saved_nickname: str | None = None,
-    guild_display_name: str | None = None,
-    guild_nickname: str | None = None,
-    global_name: str | None = None,
-    username: str | None = None,
-    discord_id: str | None = None,
     expose_saved_nickname: bool = False,
     impersonated_identity: str | None = None,
     effective_nickname: str | None = None,
@@ -111,19 +120,7 @@ def user_aliases(
     call* has an output purpose.
     """
     return list(
-        _user_aliases(
-            key,
-            saved_nickname,
-            guild_display_name,
-            guild_nickname,
-            global_name,
-            username,
-            discord_id,
-            expose_saved_nickname,
-            impersonated_identity,
-            effective_nickname,
-            formatted_name,
-        )
+        _user_aliases(key, names, expose_saved_nickname, impersonated_identity, effective_nickname, formatted_name)
     )
 
 
@@ -132,12 +129,7 @@ def user_aliases(
 @functools.lru_cache(maxsize=8192)
 def _user_aliases(
     key: ParticipantKey,
-    saved_nickname: str | None,
-    guild_display_name: str | None,
-    guild_nickname: str | None,
-    global_name: str | None,
-    username: str | None,
-    discord_id: str | None,
+    names: UserNames,
     expose_saved_nickname: bool,
     impersonated_identity: str | None,
     effective_nickname: str | None,
@@ -151,21 +143,21 @@ def _user_aliases(
             make_alias(key, formatted_name, "formatted_name", _NAME_PURPOSES, "visible", 9),
             make_alias(
                 key,
-                saved_nickname,
+                names.saved_nickname,
                 "saved_nickname",
                 saved_purposes,
                 "visible" if expose_saved_nickname else "lookup_only",
                 10,
             ),
-            make_alias(key, guild_display_name, "guild_display_name", _INPUT_ONLY, "lookup_only", 15),
-            make_alias(key, guild_nickname, "guild_nickname", _NAME_PURPOSES, "visible", 20),
-            make_alias(key, global_name, "global_name", _NAME_PURPOSES, "visible", 30),
-            make_alias(key, username, "username", _NAME_PURPOSES, "visible", 40),
+            make_alias(key, names.guild_display_name, "guild_display_name", _INPUT_ONLY, "lookup_only", 15),
+            make_alias(key, names.guild_nickname, "guild_nickname", _NAME_PURPOSES, "visible", 20),
+            make_alias(key, names.global_name, "global_name", _NAME_PURPOSES, "visible", 30),
+            make_alias(key, names.username, "username", _NAME_PURPOSES, "visible", 40),
         ]
     )
     if not any(alias.purposes & OUTPUT_PURPOSES for alias in aliases):
         aliases.extend(
-            _collect([make_alias(key, discord_id, "discord_id_fallback", _IDENTITY_PURPOSES, "visible", 50)])
+            _collect([make_alias(key, names.discord_id, "discord_id_fallback", _IDENTITY_PURPOSES, "visible", 50)])
         )
     return tuple(aliases)
 

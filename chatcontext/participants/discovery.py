@@ -14,7 +14,7 @@ from typing import Protocol
 
 import regex
 
-from chatcontext.participants.aliases import collision_index, persona_aliases, user_aliases
+from chatcontext.participants.aliases import UserNames, collision_index, persona_aliases, user_aliases
 from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, is_eligible
 from chatcontext.participants.model import (
     REJECTION_REASONS,
@@ -225,12 +225,14 @@ def _reference_aliases(row: UserRow, member: MemberInfo) -> list[ParticipantAlia
     """D-19: the reference catalogue, saved nickname lookup-only."""
     return user_aliases(
         ParticipantKey.discord_user(row.user_disc_id),
-        saved_nickname=row.user_nickname,
-        guild_display_name=member.display_name,
-        guild_nickname=member.nickname,
-        global_name=member.global_name or row.global_name,
-        username=member.username or row.username,
-        discord_id=row.user_disc_id,
+        UserNames(
+            saved_nickname=row.user_nickname,
+            guild_display_name=member.display_name,
+            guild_nickname=member.nickname,
+            global_name=member.global_name or row.global_name,
+            username=member.username or row.username,
+            discord_id=row.user_disc_id,
+        ),
         expose_saved_nickname=False,
     )
 

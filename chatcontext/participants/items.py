@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcontext.participants.hydration import HydrationResult, RequestSnapshot, hydrate_participant_profiles
+from chatcontext.participants.hydration import HydrationResult, ParticipantTurn, hydrate_participant_profiles
 from chatcontext.participants.loaders import HydrationDeps
 from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
-from chatcontext.participants.model import ActivePersonaScope, HydratedParticipantProfile, PreparedParticipantContext
+from chatcontext.participants.model import HydratedParticipantProfile, PreparedParticipantContext
 from chatcontext.participants.projection import build_memory_projection
 from chatcontext.participants.render import RenderClock, render_participant_prompt, visible_field
 from chatcontext.participants.target_index import TargetIndexCodec, build_target_index, conversation_users
 from chatcontext.participants.timefmt import format_clock, time_of_day_phrase, utc_label
-from chatcontext.types import ContextItem, ContextItemTag, PersonaInfo, ServerConfig, ServerMemoryRow, TextPart
+from chatcontext.types import ContextItem, ContextItemTag, ServerMemoryRow, TextPart
 
 JSONDict = dict[str, Any]
 
@@ -66,22 +66,10 @@ def _item(text: str, tag: ContextItemTag, *, tail: bool = False) -> ContextItem:
 
 def build_participant_context_items(
     prepared: PreparedParticipantContext,
-    scope: ActivePersonaScope,
+    turn: ParticipantTurn,
     *,
     deps: HydrationDeps,
-    server: ServerConfig,
-    channel_name: str,
-    channel_id: str | None,
-    bot_user_id: str | None,
-    now_ms: int,
-    request_snapshot: RequestSnapshot | None = None,
-    active_persona: PersonaInfo | None = None,
-    bot_name: str | None = None,
     conversation_corpus: str | None = None,
-    impersonated_identity_name: str | None = None,
-    triggerer_name: str | None = None,
-    triggerer_formatted_name: str | None = None,
-    triggerer_address_term: str | None = None,
     expand_attribute_macros: Callable[[str], str] | None = None,
     codec: TargetIndexCodec | None = None,
     mention_directory: MentionDirectory | None = None,
@@ -94,20 +82,12 @@ def build_participant_context_items(
     """
     if not prepared.discovery_plan.seeds:
         return ParticipantItems(diagnostics={"hydration": {"profile_count": 0}, "item_count": 0})
-    name = (bot_name or (active_persona.persona_nickname if active_persona else "") or "").strip() or "Tomori"
+    name, server, triggerer = turn.persona_name, turn.server, turn.triggerer
     hydrated: HydrationResult = hydrate_participant_profiles(
         prepared,
-        scope,
+        turn,
         deps=deps,
-        server=server,
-        channel_name=channel_name,
-        bot_user_id=bot_user_id,
-        now_ms=now_ms,
-        request_snapshot=request_snapshot,
-        active_persona=active_persona,
-        bot_name=name,
         conversation_corpus=conversation_corpus,
-        impersonated_identity_name=impersonated_identity_name,
         expand_attribute_macros=expand_attribute_macros,
         mention_directory=mention_directory,
     )
@@ -116,12 +96,12 @@ def build_participant_context_items(
     rendered = render_participant_prompt(
         profiles,
         hydrated.persona_task_lines,
-        render_clock(profiles, now_ms=now_ms, server_offset=server.timezone_offset),
+        render_clock(profiles, now_ms=turn.now_ms, server_offset=server.timezone_offset),
         bot_name=name,
-        is_impersonation=scope.is_user_impersonation,
+        is_impersonation=turn.scope.is_user_impersonation,
         is_dm=server.is_dm,
-        channel_name=channel_name,
-        channel_id=channel_id,
+        channel_name=turn.channel_name,
+        channel_id=turn.channel_id,
     )
 
     # R-14/R-15: render → convert, every text of every item.
@@ -134,12 +114,12 @@ def build_participant_context_items(
     def convert(text: str) -> str:
         return convert_mentions(
             text,
-            triggerer_name,
+            triggerer.nickname if triggerer else None,
             name,
             server.personal_memories_enabled,
             directory=directory,
-            triggerer_formatted_name=triggerer_formatted_name,
-            triggerer_address_term=triggerer_address_term,
+            triggerer_formatted_name=triggerer.formatted if triggerer else None,
+            triggerer_address_term=triggerer.address_term if triggerer else None,
         )
 
     index_json = (codec or TargetIndexCodec()).to_json(index)

@@ -300,6 +300,22 @@ def collect_target_index(
     return index, fallback
 
 
+@dataclass(frozen=True)
+class TurnTargets:
+    """X-06 for one turn, computed once (``collect_target_index`` over the turn's final items): the
+    merged index, and the profile items' `conversation_users`, which the tools fall back on when
+    the index has no targets."""
+
+    index: ParticipantTargetIndex
+    fallback_users: tuple[JSONDict, ...] = ()
+
+    def references(self) -> list[TargetReference]:
+        """The references X-07 resolves a tool's user argument against."""
+        if self.index.targets:
+            return references_from_index(self.index)
+        return references_from_conversation_users(self.fallback_users)
+
+
 def can_ping(target: ParticipantTarget) -> bool:
     """X-08: a Discord ping only for a mentionable target whose id is a snowflake."""
     return target.mentionable and is_snowflake(target.target_id)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chatcontext import repository
-from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities
 from chatcontext.snapshot.load import LoadedSnapshot
 from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
 from chatcontext.snapshot.validation import doc_items
@@ -86,7 +86,6 @@ def snapshot_chat_turn(
     row = repository.load_user_rows([author_id]).get(author_id)
     blacklisted = author_id in repository.load_blacklisted(server.server_id, [author_id])
     member = next((mem for mem in members if mem.user_disc_id == author_id), None)
-    name = triggerer_naming(server, persona, row, member, trigger.author, blacklisted=blacklisted)
     responders = [persona, *co_responders]
     locked = LockedTurn(
         incoming=_incoming(doc, trigger),
@@ -108,9 +107,7 @@ def snapshot_chat_turn(
         persona_index=0,
         total_personas=len(responders),
         channel_description=doc["channel"].get("topic"),
-        triggerer_name=name.nickname,
-        triggerer_formatted_name=name.formatted,
-        triggerer_address_term=name.address_term,
+        triggerer=triggerer_naming(server, persona, row, member, trigger.author, blacklisted=blacklisted),
         is_self_message=author_id == bot.id,
     )
 
@@ -135,7 +132,7 @@ def snapshot_transport(
         users=users.values(),
         channels={doc["channel"]["id"]: doc["channel"]["name"]},
         roles=roles,
-        guild_available=not doc["server"].get("is_dm"),
+        capabilities=TransportCapabilities(guild_available=not doc["server"].get("is_dm")),
     )
 
 

@@ -15,6 +15,8 @@ from django.utils import timezone
 
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
 from chatcontext.models import PromptRecord
+from chatcontext.participants import target_index
+from chatcontext.participants.target_index import merge_target_indexes
 from chatcontext.records.api import RecordDetailOut
 from chatcontext.types import StreamingContext
 from personas import actions
@@ -268,6 +270,31 @@ async def test_handles_become_pings_and_everyone_pings_nobody(harness, llm_serve
     assert reply.content == f"<@{bob.id}> say hi to <@{ann.id}>, and @everyone @nobody"
     assert reply.mentions == [] or all(not isinstance(x, discord.Role) for x in reply.mentions)
     assert not reply.mention_everyone
+
+
+async def test_a_tool_turn_merges_its_target_index_once(harness, llm_server, monkeypatch):
+    """Issue 28 item 2: the pipeline merges the turn's target index (X-06) once, and the reply's pings
+    and the tools' references read it from the turn context instead of merging it again."""
+    await setup(harness, llm_server)
+    ann, bob = harness.member(0), harness.member(1)
+    await dpytest.message("hi all", member=bob)
+    sent_messages()
+    merges: list[int] = []
+
+    def counted(indexes):  # type: ignore[no-untyped-def]
+        merges.append(1)
+        return merge_target_indexes(indexes)
+
+    monkeypatch.setattr(target_index, "merge_target_indexes", counted)
+    llm_server.script = [remember("ann", "Ann's cat is called Mochi"), "@BOB, Ann's cat is Mochi"]
+
+    await dpytest.message("tomori, remember that my cat is Mochi", member=ann)
+
+    reply, _confirmation = sent_messages()
+    assert reply.content == f"<@{bob.id}>, Ann's cat is Mochi"  # the ping came from the turn's index
+    memory = await m.PersonalMemory.objects.select_related("user").aget()  # "ann" resolved through it
+    assert memory.user.user_disc_id == str(ann.id)
+    assert merges == [1]
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatcontext.config import StageConfig
-from chatcontext.history import HistoryResult, build_history
+from chatcontext.history import HistoryInputs, HistoryResult, HistoryRows, build_history
 from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport
+from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities, TransportFailures
 from chatcontext.transcripts import MemoryTranscriptCache
 from chatcontext.types import (
     Attachment,
@@ -186,9 +186,8 @@ def run_history(
         extra_messages=extra_messages,
         members=members,
         users=users,
-        supports_history=supports_history,
-        failing_message_ids=failing_message_ids,
-        failing_reaction_message_ids=failing_reaction_message_ids,
+        capabilities=TransportCapabilities(supports_history=supports_history),
+        failures=TransportFailures(failing_message_ids, failing_reaction_message_ids),
     )
     the_turn = turn or make_turn(trigger or (messages[-1] if messages else msg("t", ANN, "hi")), **turn_options)
     id_map = MessageIdMap()
@@ -200,13 +199,17 @@ def run_history(
         config=config or StageConfig(),
         transcripts=the_cache,
         transcriber=transcriber,
-        active_blocks=blocks or [],
-        privacy_levels=privacy,
-        user_rows=USER_ROWS if user_rows is None else user_rows,
-        blacklisted=blacklisted or set(),
-        sprite_labels=sprite_labels or {},
-        impersonation_relays=relays,
-        rendered_tables=rendered_tables,
+        given=HistoryInputs(
+            rows=HistoryRows(
+                user_rows=USER_ROWS if user_rows is None else user_rows,
+                blacklisted=blacklisted or set(),
+                active_blocks=blocks or [],
+                sprite_labels=sprite_labels or {},
+            ),
+            privacy_levels=privacy,
+            impersonation_relays=relays,
+            rendered_tables=rendered_tables,
+        ),
     )
     return Run(result, id_map, transport, the_cache)
 

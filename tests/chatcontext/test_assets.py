@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 
 from chatcontext.assets import (
+    AssetSources,
     cache_key,
     emoji_strings,
     invalidate_server_assets,
@@ -47,14 +48,14 @@ class Loader:
         return list(EMOJIS), list(STICKERS)
 
 
-def assets(loader: Loader, *, now_ms: int = NOW_MS, **changes: object):  # type: ignore[no-untyped-def]
+def assets(loader: Loader, *, now_ms: int = NOW_MS, sync_from_discord=None, **changes):  # type: ignore[no-untyped-def]
     fields: dict[str, object] = {
         "server": cafe(),
         "persona": tomori(),
         "channel_id": CHANNEL,
         "now_ms": now_ms,
         "config": StageConfig(),
-        "load_rows": loader,
+        "sources": AssetSources(loader, sync_from_discord),
     }
     fields.update(changes)
     return load_persona_assets(**fields)  # type: ignore[arg-type]
@@ -118,7 +119,12 @@ def test_failed_refresh_serves_the_stale_entry_or_empty_lists() -> None:
     assert stale.emojis == EMOJIS
     cache.clear()
     empty = load_server_assets(
-        1, now_ms=NOW_MS, ttl_minutes=10, emoji_enabled=True, sticker_enabled=False, load_rows=Loader(fail=True)
+        1,
+        now_ms=NOW_MS,
+        ttl_minutes=10,
+        emoji_enabled=True,
+        sticker_enabled=False,
+        sources=AssetSources(Loader(fail=True)),
     )
     assert empty == ([], None)
 

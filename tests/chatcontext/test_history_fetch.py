@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from chatcontext.config import StageConfig
-from chatcontext.history import build_history, normalize_fetch_limit
+from chatcontext.history import HistoryInputs, HistoryRows, build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.memory_transport import InMemoryTransport
 from chatcontext.transcripts import MemoryTranscriptCache
@@ -156,9 +156,6 @@ def test_bc2_02_failed_history_fetch_degrades_to_the_trigger() -> None:
         MessageIdMap(),
         config=StageConfig(),
         transcripts=MemoryTranscriptCache(),
-        active_blocks=[],
-        user_rows={},
-        blacklisted=set(),
-        sprite_labels={},
+        given=HistoryInputs(rows=HistoryRows()),
     )
     assert [e.id for e in result.simplified_messages] == ["t"]

@@ -9,6 +9,7 @@ from chatcontext.idmap import MessageIdMap
 from chatcontext.streaming import (
     DeliberateToolConfig,
     ToolGating,
+    ToolIntentTexts,
     context_turns,
     deliberate_mode_active,
     effective_persona,
@@ -117,8 +118,7 @@ def test_s63_bc9_09_deliberate_mode_without_intent_disables_tools() -> None:
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(server_mode=True),
         personal_mode="follow",
-        message_content="good morning everyone",
-        reminder_purpose=None,
+        texts=ToolIntentTexts("good morning everyone"),
         disable_all_tools=False,
     )
     assert gating.active and gating.disable_all_tools and gating.allowed_names is None
@@ -128,8 +128,7 @@ def test_s63_bc9_09_web_search_intent_twice_is_allowed_once() -> None:
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(server_mode=True, triggers={"web_search": ["look it up"]}),
         personal_mode=None,
-        message_content="can you look it up? search the news",
-        reminder_purpose=None,
+        texts=ToolIntentTexts("can you look it up? search the news"),
         disable_all_tools=False,
     )
     assert gating.disable_all_tools is False
@@ -153,10 +152,8 @@ def test_bc9_08_recent_turns_only_when_active_and_reminder_rules() -> None:
         return gate_deliberate_tools(
             config=config,
             personal_mode=personal_mode,
-            message_content="ok",
-            reminder_purpose=None,
+            texts=ToolIntentTexts("ok", None, ["please draw an image of a cat", "hi"]),
             disable_all_tools=False,
-            recent_texts=["please draw an image of a cat", "hi"],
         )
 
     inactive = gate(DeliberateToolConfig(), "off")
@@ -168,8 +165,7 @@ def test_bc9_08_recent_turns_only_when_active_and_reminder_rules() -> None:
     reminder = gate_deliberate_tools(
         config=DeliberateToolConfig(server_mode=True),
         personal_mode=None,
-        message_content="",
-        reminder_purpose="remind Bob with a voice note",
+        texts=ToolIntentTexts("", "remind Bob with a voice note"),
         disable_all_tools=False,
     )
     assert reminder.allowed_names == ["generate_voice_message"]  # the self-scheduling create_task is removed
@@ -179,8 +175,7 @@ def test_bc9_08_url_fetch_adds_fetcher_tools_and_end_turn_counts_as_intent() -> 
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(server_mode=True),
         personal_mode=None,
-        message_content="summarize https://example.org/post",
-        reminder_purpose=None,
+        texts=ToolIntentTexts("summarize https://example.org/post"),
         disable_all_tools=False,
         url_fetch_tool_names=["mcp_fetch"],
     )
@@ -188,8 +183,7 @@ def test_bc9_08_url_fetch_adds_fetcher_tools_and_end_turn_counts_as_intent() -> 
     end_only = gate_deliberate_tools(
         config=DeliberateToolConfig(server_mode=True),
         personal_mode=None,
-        message_content="hi",
-        reminder_purpose=None,
+        texts=ToolIntentTexts("hi"),
         disable_all_tools=False,
         end_turn_after_tools=["update_short_term_memory"],
     )

@@ -26,6 +26,7 @@ from chatcontext.types import (
     ServerConfig,
     SimplifiedMessage,
     TextPart,
+    TriggererName,
     UserRow,
     VideoRef,
 )
@@ -105,7 +106,7 @@ def turn(
         now_ms=NOW_MS,
         user_row=UserRow(user_id=41, user_disc_id=U1, username="ann01"),
         main_persona=tomori(),
-        triggerer_name=triggerer_name,
+        triggerer=TriggererName(triggerer_name, "User"),
     )
     return replace(base, **changes)
 

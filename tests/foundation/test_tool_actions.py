@@ -88,11 +88,9 @@ def test_no_tool_write_is_about_a_forbidden_user_and_every_row_is_in_the_persona
                 else:
                     tool_actions.set_reminder(
                         persona,
+                        tool_actions.ReminderRequest(BOT_ID if everywhere else target, "tea", at),
                         channel_disc_id="600000000000000001",
-                        target_disc_id=BOT_ID if everywhere else target,
                         bot_user_disc_id=BOT_ID,
-                        purpose="tea",
-                        at=at,
                         actor=TEST_ACTOR,
                     )
             except actions.ActionError:
@@ -115,11 +113,9 @@ def test_a_reminder_in_the_past_or_beyond_a_year_is_refused() -> None:
         with pytest.raises(tool_actions.ToolWriteRefused):
             tool_actions.set_reminder(
                 persona,
+                tool_actions.ReminderRequest(user, "x", at),
                 channel_disc_id="1",
-                target_disc_id=user,
                 bot_user_disc_id=BOT_ID,
-                purpose="x",
-                at=at,
                 now=now,
                 actor=TEST_ACTOR,
             )
@@ -129,12 +125,9 @@ def test_a_reminder_in_the_past_or_beyond_a_year_is_refused() -> None:
 def _reminder(persona: m.Persona, user: str, *, purpose: str = "x", repeat_hours: int | None = None) -> m.Reminder:
     return tool_actions.set_reminder(
         persona,
+        tool_actions.ReminderRequest(user, purpose, timezone.now() + timedelta(hours=1), repeat_hours),
         channel_disc_id="1",
-        target_disc_id=user,
         bot_user_disc_id=BOT_ID,
-        purpose=purpose,
-        at=timezone.now() + timedelta(hours=1),
-        repeat_hours=repeat_hours,
         actor=TEST_ACTOR,
     )
 

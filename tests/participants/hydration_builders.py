@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from chatcontext.participants.hydration import RequestSnapshot
+from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import BatchRead, LineageMemories, MemoryQuery, ReminderQuery
 from chatcontext.participants.model import (
@@ -35,6 +35,7 @@ from chatcontext.types import (
     ServerConfig,
     ServerMemoryRow,
     SimplifiedMessage,
+    TriggererName,
     UserRow,
 )
 from tests.participants.builders import (
@@ -257,6 +258,32 @@ def alice_snapshot(**changes: object) -> RequestSnapshot:
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
+def participant_turn(
+    persona: PersonaInfo | None = None,
+    *,
+    impersonated: str | None = None,
+    snapshot: RequestSnapshot | None = None,
+    srv: ServerConfig | None = None,
+    now_ms: int = NOW_MS,
+    triggerer_name: str | None = None,
+    impersonated_identity_name: str | None = None,
+) -> ParticipantTurn:
+    """A persona turn of the common fixture: Tomori (or ``persona``) active in #general."""
+    active = persona or tomori()
+    return ParticipantTurn(
+        scope=scope_for(active, impersonated=impersonated),
+        server=srv or server(),
+        channel_name="general",
+        channel_id=CHANNEL,
+        bot_user_id=B,
+        now_ms=now_ms,
+        active_persona=active,
+        request_snapshot=snapshot if snapshot is not None else RequestSnapshot(),
+        impersonated_identity_name=impersonated_identity_name,
+        triggerer=TriggererName(triggerer_name, triggerer_name) if triggerer_name is not None else None,
+    )
+
+
 def build(
     prep: PreparedParticipantContext,
     deps: FakeDeps,
@@ -266,26 +293,23 @@ def build(
     snapshot: RequestSnapshot | None = None,
     srv: ServerConfig | None = None,
     now_ms: int = NOW_MS,
+    triggerer_name: str = "Ally",
+    impersonated_identity_name: str | None = None,
     **kwargs: object,
 ) -> ParticipantItems:
     """One persona turn of the common fixture (Tomori active, Alice triggering, #general)."""
-    active = persona or tomori()
-    kwargs.setdefault("triggerer_name", "Ally")
-    return build_participant_context_items(
-        prep,
-        scope_for(active, impersonated=impersonated),
-        deps=deps,
-        server=srv or server(),
-        channel_name="general",
-        channel_id=CHANNEL,
-        bot_user_id=B,
+    if snapshot is None:
+        snapshot = alice_snapshot(triggerer_row=deps.rows.get(A), preloaded_member=deps.members.get(A))
+    turn = participant_turn(
+        persona,
+        impersonated=impersonated,
+        snapshot=snapshot,
+        srv=srv,
         now_ms=now_ms,
-        request_snapshot=snapshot
-        if snapshot is not None
-        else alice_snapshot(triggerer_row=deps.rows.get(A), preloaded_member=deps.members.get(A)),
-        active_persona=active,
-        **kwargs,  # type: ignore[arg-type]
+        triggerer_name=triggerer_name,
+        impersonated_identity_name=impersonated_identity_name,
     )
+    return build_participant_context_items(prep, turn, deps=deps, **kwargs)  # type: ignore[arg-type]
 
 
 def all_item_text(items: ParticipantItems) -> str:

@@ -16,7 +16,6 @@ from tests.participants.builders import (
     BO,
     NOW_MS,
     A,
-    B,
     FakeCandidateSource,
     FakeMemberDirectory,
     G,
@@ -32,9 +31,8 @@ from tests.participants.hydration_builders import (
     alice_snapshot,
     bot_seed,
     build,
+    participant_turn,
     prepared,
-    scope_for,
-    server,
     user_seed,
     world_deps,
 )
@@ -68,14 +66,11 @@ def test_d14_shared_persona_candidates_carry_the_full_catalogue_in_catalog_order
 def _reasons(deps, *, impersonated: str | None = None) -> dict[str, dict[str, str | None]]:  # type: ignore[no-untyped-def]
     result = hydrate_participant_profiles(
         prepared([user_seed(A), user_seed(BO)]),
-        scope_for(tomori(), impersonated=impersonated),
+        participant_turn(
+            impersonated=impersonated,
+            snapshot=alice_snapshot(triggerer_row=deps.rows[A], preloaded_member=deps.members[A]),
+        ),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        request_snapshot=alice_snapshot(triggerer_row=deps.rows[A], preloaded_member=deps.members[A]),
-        active_persona=tomori(),
     )
     return {p.key.id: {f.kind: (None if f.visible else f.reason) for f in p.fields} for p in result.profiles}
 

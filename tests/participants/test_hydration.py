@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chatcontext.participants.hydration import build_conversation_corpus, hydrate_participant_profiles
@@ -17,9 +19,9 @@ from tests.participants.hydration_builders import (
     build,
     discover,
     memory,
+    participant_turn,
     prepared,
     reminder,
-    scope_for,
     server,
     user_seed,
     world_deps,
@@ -35,19 +37,13 @@ def profile_of(items, name):  # type: ignore[no-untyped-def]
 
 
 def hydrate(prep, deps, persona=None, **kwargs):  # type: ignore[no-untyped-def]
-    active = persona or tomori()
-    return hydrate_participant_profiles(
-        prep,
-        scope_for(active, impersonated=kwargs.pop("impersonated", None)),
-        deps=deps,
-        server=kwargs.pop("srv", server()),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        request_snapshot=kwargs.pop("snapshot", alice_snapshot()),
-        active_persona=active,
-        **kwargs,
+    turn = participant_turn(
+        persona,
+        impersonated=kwargs.pop("impersonated", None),
+        snapshot=kwargs.pop("snapshot", alice_snapshot()),
+        srv=kwargs.pop("srv", None),
     )
+    return hydrate_participant_profiles(prep, turn, deps=deps, **kwargs)
 
 
 # --- identity profiles (H-16..H-19) -------------------------------------------------------------
@@ -368,13 +364,8 @@ def test_h21_no_self_tasks_without_bot_id():
     deps.reminders = [reminder(11, B, "S1", persona_id=1, self_reminder=True)]
     result = hydrate_participant_profiles(
         prepared([user_seed(A)]),
-        scope_for(tomori()),
+        replace(participant_turn(), bot_user_id=None),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=None,
-        now_ms=NOW_MS,
-        active_persona=tomori(),
     )
     assert result.persona_task_lines == []
 

@@ -3,6 +3,7 @@ H-04, H-14, H-15, H-21; data-model.md §2.10, §2.11; §8 T-27, T-28, T-32, T-33
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -10,15 +11,15 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chatcontext.participants.hydration import RequestSnapshot, TurnUserReads
+from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot, TurnUserReads
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps
 from chatcontext.participants.model import ActivePersonaScope, PreparedParticipantContext
 from chatcontext.repository import load_server, load_user_rows_and_blacklist, persona_info, user_row
-from chatcontext.types import MemberInfo, PersonaInfo, ServerConfig
+from chatcontext.types import MemberInfo
 from personas import models as m
 from tests.participants.builders import CHANNEL, NOW_MS, B, G
-from tests.participants.hydration_builders import FakeTransport, bot_seed, prepared, user_seed
+from tests.participants.hydration_builders import FakeTransport, bot_seed, participant_turn, prepared, user_seed
 
 NOW = datetime.fromtimestamp(NOW_MS / 1000, tz=UTC)
 # Rows, privacy, blacklist, naming preferences, memories, reminders, plus the personalization
@@ -59,38 +60,23 @@ def run(
     return run_with(prep, turn_inputs(persona, impersonated), transport, snapshot=snapshot)
 
 
-def turn_inputs(
-    persona: m.Persona, impersonated: str | None = None
-) -> tuple[PersonaInfo, ActivePersonaScope, ServerConfig]:
+def turn_inputs(persona: m.Persona, impersonated: str | None = None) -> ParticipantTurn:
     """What the pipeline has loaded before the participant step (read outside the counted block)."""
-    active_scope = ActivePersonaScope(
-        persona.persona_id, persona.persona_lineage_id, not persona.is_alter, impersonated is not None, impersonated
-    )
     config = load_server(G)
     assert config is not None
-    return persona_info(persona), active_scope, config
+    return participant_turn(persona_info(persona), impersonated=impersonated, srv=config)
 
 
 def run_with(
     prep: PreparedParticipantContext,
-    inputs: tuple[PersonaInfo, ActivePersonaScope, ServerConfig],
+    turn: ParticipantTurn,
     transport: FakeTransport,
     *,
     snapshot: RequestSnapshot | None = None,
 ) -> ParticipantItems:
-    info, active_scope, config = inputs
-    return build_participant_context_items(
-        prep,
-        active_scope,
-        deps=DatabaseHydrationDeps(transport),  # type: ignore[arg-type]
-        server=config,
-        channel_name="general",
-        channel_id=CHANNEL,
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        request_snapshot=snapshot,
-        active_persona=info,
-    )
+    if snapshot is not None:
+        turn = replace(turn, request_snapshot=snapshot)
+    return build_participant_context_items(prep, turn, deps=DatabaseHydrationDeps(transport))  # type: ignore[arg-type]
 
 
 def populate(server: m.Server, persona: m.Persona, count: int) -> tuple[list[str], FakeTransport]:

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcontext.participants.aliases import (
+    UserNames,
     aliases_for_purpose,
     bridge_alias,
     canonical_trigger,
@@ -51,29 +52,31 @@ def test_t60_d05_normalization():
 
 
 def test_t60_d06_discord_id_fallback_only_when_nothing_has_an_output_purpose():
-    alone = user_aliases(ALICE, discord_id=A)
+    alone = user_aliases(ALICE, UserNames(discord_id=A))
     assert _summary(alone) == [
         ("discord_id_fallback", A, 50, "visible", ["copied_identity", "output_mention", "tool_target"])
     ]
     # A hidden saved nickname and a display name are input-only: the fallback is still needed.
-    hidden = user_aliases(ALICE, saved_nickname="Ally", guild_display_name="Al", discord_id=A)
+    hidden = user_aliases(ALICE, UserNames(saved_nickname="Ally", guild_display_name="Al", discord_id=A))
     assert [a.source for a in hidden] == ["saved_nickname", "guild_display_name", "discord_id_fallback"]
-    named = user_aliases(ALICE, username="alice01", discord_id=A)
+    named = user_aliases(ALICE, UserNames(username="alice01", discord_id=A))
     assert [a.source for a in named] == ["username"]
 
 
 def test_d06_user_alias_table():
     aliases = user_aliases(
         ALICE,
+        UserNames(
+            saved_nickname="Ally",
+            guild_display_name="alice_srv",
+            guild_nickname="alice_srv",
+            global_name="Alice",
+            username="alice01",
+            discord_id=A,
+        ),
         impersonated_identity="Alice the Great",
         effective_nickname="Ally",
         formatted_name="Master Ally",
-        saved_nickname="Ally",
-        guild_display_name="alice_srv",
-        guild_nickname="alice_srv",
-        global_name="Alice",
-        username="alice01",
-        discord_id=A,
         expose_saved_nickname=True,
     )
     name = ["copied_identity", "input_reference", "output_mention", "tool_target"]
@@ -96,7 +99,9 @@ def test_d06_user_alias_table():
 
 
 def test_d06_p02_unexposed_saved_nickname_is_a_lookup_only_input_alias():
-    (saved,) = [a for a in user_aliases(ALICE, saved_nickname=" Ally ", username="a") if a.source == "saved_nickname"]
+    (saved,) = [
+        a for a in user_aliases(ALICE, UserNames(saved_nickname=" Ally ", username="a")) if a.source == "saved_nickname"
+    ]
     assert (saved.value, saved.exposure, saved.purposes) == ("Ally", "lookup_only", frozenset({"input_reference"}))
 
 
@@ -151,8 +156,8 @@ def test_t60_d08_purpose_view_keeps_the_highest_priority_duplicate():
 
 
 def test_d09_collision_index_counts_lookup_only_claims():
-    alice = user_aliases(ALICE, saved_nickname="Sam", username="alice01")  # hidden saved nickname
-    bob = user_aliases(BOB, global_name="Sam", username="bob")
+    alice = user_aliases(ALICE, UserNames(saved_nickname="Sam", username="alice01"))  # hidden saved nickname
+    bob = user_aliases(BOB, UserNames(global_name="Sam", username="bob"))
     index = collision_index([*alice, *bob], "input_reference")
     assert index["sam"] == [ALICE, BOB]
     assert index["bob"] == [BOB]
@@ -184,12 +189,14 @@ def _catalogues(draw):  # type: ignore[no-untyped-def]
         if key.kind == "discord_user":
             aliases += user_aliases(
                 key,
-                saved_nickname=draw(st.none() | _NAMES),
-                guild_display_name=draw(st.none() | _NAMES),
-                guild_nickname=draw(st.none() | _NAMES),
-                global_name=draw(st.none() | _NAMES),
-                username=draw(st.none() | _NAMES),
-                discord_id=key.id,
+                UserNames(
+                    saved_nickname=draw(st.none() | _NAMES),
+                    guild_display_name=draw(st.none() | _NAMES),
+                    guild_nickname=draw(st.none() | _NAMES),
+                    global_name=draw(st.none() | _NAMES),
+                    username=draw(st.none() | _NAMES),
+                    discord_id=key.id,
+                ),
                 expose_saved_nickname=draw(st.booleans()),
                 effective_nickname=draw(st.none() | _NAMES),
             )

@@ -9,8 +9,8 @@ import pytest
 from chatcontext.participants.hydration import hydrate_participant_profiles
 from chatcontext.participants.presence import describe_activity, format_duration, member_presence
 from chatcontext.types import Activity, MemberInfo, Role
-from tests.participants.builders import BO, NOW_MS, A, B, G, tomori
-from tests.participants.hydration_builders import build, ms, prepared, scope_for, server, user_seed, world_deps
+from tests.participants.builders import BO, NOW_MS, A, G
+from tests.participants.hydration_builders import build, ms, participant_turn, prepared, server, user_seed, world_deps
 
 MINUTE = 60_000
 HOUR = 60 * MINUTE
@@ -56,13 +56,8 @@ def test_h12_presence_error_hides_the_field_as_optional_failure():
     deps.members[BO] = replace(deps.members[BO], presence_status="online", activities=(broken,))
     result = hydrate_participant_profiles(
         prepared([user_seed(BO)]),
-        scope_for(tomori()),
+        participant_turn(),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        active_persona=tomori(),
     )
     presence = next(f for f in result.profiles[0].fields if f.kind == "presence")
     assert not presence.visible and presence.reason == "optional_failure"

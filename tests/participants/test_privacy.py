@@ -10,16 +10,16 @@ from chatcontext.participants.hydration import hydrate_participant_profiles
 from chatcontext.participants.loaders import BatchRead
 from chatcontext.participants.render import PING_INSTRUCTION_IMPERSONATION
 from chatcontext.types import Activity, PrivacyLevel, Role
-from tests.participants.builders import BO, NOW_MS, A, B, E, G, erin_row, tomori
+from tests.participants.builders import BO, A, E, G, erin_row
 from tests.participants.hydration_builders import (
     alice_snapshot,
     all_item_text,
     bot_seed,
     build,
     memory,
+    participant_turn,
     prepared,
     reminder,
-    scope_for,
     server,
     user_seed,
     world_deps,
@@ -166,14 +166,8 @@ def test_t37_p06_h09_h10_blacklisted_user_keeps_presence_roles_appearance_and_re
     assert "Alice_srv\n- Status: Online" in items.presence.text
     result = hydrate_participant_profiles(
         prep,
-        scope_for(tomori()),
+        participant_turn(snapshot=bob_trigger),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        request_snapshot=bob_trigger,
-        active_persona=tomori(),
     )
     ally = next(a for a in result.profiles[0].aliases if a.value == "Ally")
     assert ally.exposure == "lookup_only" and ally.purposes == {"input_reference"}
@@ -203,14 +197,8 @@ def test_t56_p04_memory_hidden_reasons():
     def reason(deps, **kwargs):  # type: ignore[no-untyped-def]
         result = hydrate_participant_profiles(
             prepared([user_seed(A), user_seed(BO)]),
-            scope_for(tomori(), impersonated=kwargs.get("impersonated")),
+            participant_turn(impersonated=kwargs.get("impersonated"), snapshot=alice_snapshot()),
             deps=deps,
-            server=server(),
-            channel_name="general",
-            bot_user_id=B,
-            now_ms=NOW_MS,
-            request_snapshot=alice_snapshot(),
-            active_persona=tomori(),
         )
         bob = next(p for p in result.profiles if p.key.id == BO)
         memories = field(bob, "personal_memories")

@@ -20,15 +20,15 @@ from chatcontext.participants.timefmt import (
     utc_label,
 )
 from chatcontext.types import Activity, MemberInfo, UserRow
-from tests.participants.builders import BO, CHANNEL, NOW_MS, A, B, msg, tomori
+from tests.participants.builders import BO, CHANNEL, NOW_MS, A, msg
 from tests.participants.hydration_builders import (
     bot_seed,
     build,
     discover,
     matrix_seed,
     ms,
+    participant_turn,
     prepared,
-    scope_for,
     server,
     user_seed,
     world_deps,
@@ -129,13 +129,8 @@ def test_r02_renderer_reads_only_its_inputs():
 
     hydrated = hydrate_participant_profiles(
         prepared([user_seed(A), bot_seed()]),
-        scope_for(tomori()),
+        participant_turn(),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        active_persona=tomori(),
     )
     clock_a = RenderClock("A-time", "UTC+9", "phrase-a")
     clock_b = RenderClock("B-time", "UTC+9", "phrase-b")
@@ -255,12 +250,7 @@ def test_render_clock_only_for_visible_timezones():
 
     hydrated = hydrate_participant_profiles(
         prepared([user_seed(A), user_seed(BO)]),
-        scope_for(tomori(), impersonated=BO),
+        participant_turn(impersonated=BO),
         deps=deps,
-        server=server(),
-        channel_name="general",
-        bot_user_id=B,
-        now_ms=NOW_MS,
-        active_persona=tomori(),
     )
     assert render_clock(hydrated.profiles, now_ms=NOW_MS, server_offset=9).local_times == {}

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from botplatform.settings import env_tunable
-from chatcontext.participants.aliases import user_aliases
+from chatcontext.participants.aliases import UserNames, user_aliases
 from chatcontext.participants.model import ParticipantKey
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.sources import (
@@ -207,7 +207,7 @@ def test_t18_d32_extension_emitting_a_bot_key_fails():
         ParticipantCandidate(
             ParticipantKey.discord_user(E),
             {"visible_author"},
-            user_aliases(ParticipantKey.discord_user(A), username="x"),
+            user_aliases(ParticipantKey.discord_user(A), UserNames(username="x")),
         ),
     ],
 )
@@ -337,8 +337,8 @@ def test_d27_d32_registry_order_ids_dependencies_and_cycles():
 
 def test_d33_build_plan_merges_aliases_and_copies_counts():
     key = ParticipantKey.discord_user(A)
-    first = user_aliases(key, username="alice01")
-    second = user_aliases(key, global_name="Alice")
+    first = user_aliases(key, UserNames(username="alice01"))
+    second = user_aliases(key, UserNames(global_name="Alice"))
     plan = build_plan(
         [
             ParticipantCandidate(ParticipantKey.matrix_user("@m:h"), {"bridge_presence"}),

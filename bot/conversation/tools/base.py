@@ -17,14 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.conversation.db import Db
 from bot.conversation.providers import ToolSpec
 from bot.conversation.tools.notices import Notice
-from chatcontext.participants.target_index import (
-    TargetReference,
-    collect_target_index,
-    is_snowflake,
-    references_from_conversation_users,
-    references_from_index,
-    resolve_user_argument,
-)
+from chatcontext.participants.target_index import TargetReference, is_snowflake, resolve_user_argument
 from chatcontext.types import ChatTurnContext
 from personas.actions.actor import Actor
 from personas.provenance import WrittenRow
@@ -65,8 +58,7 @@ class ToolTurn:
     def of(
         cls, db: Db, ctx: ChatTurnContext, reactor: Reactor, now_ms: int, *, account_id: int | None = None
     ) -> ToolTurn:
-        index, fallback = collect_target_index(ctx.context_items)
-        references = references_from_index(index) if index.targets else references_from_conversation_users(fallback)
+        references = ctx.targets.references()
         authors: dict[str, str] = {}
         for entry in ctx.simplified_messages:
             for message_id in (entry.id, *(entry.combined_message_ids or ())):

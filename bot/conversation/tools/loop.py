@@ -53,6 +53,15 @@ class ToolCallRecord:
         }
 
 
+@dataclass(frozen=True)
+class ToolLimits:
+    """How far a turn's tools may go: ``max_rounds`` rounds of calls (``LLM_TOOL_MAX_ROUNDS``), each
+    call at most ``timeout_s`` seconds (``LLM_TOOL_TIMEOUT_SECONDS``)."""
+
+    max_rounds: int
+    timeout_s: float
+
+
 @dataclass
 class ToolRun:
     """What the tools did in one turn, besides the reply."""
@@ -126,8 +135,7 @@ async def generate_with_tools(
     *,
     stream: bool,
     on_delta: DeltaSink | None,
-    max_rounds: int,
-    timeout_s: float,
+    limits: ToolLimits,
 ) -> GenerationResult:
     """Generate the reply of record, running the calls the model asks for and keeping them in
     ``run`` as they go; raises ProviderError."""
@@ -137,7 +145,7 @@ async def generate_with_tools(
     latency = 0
     sink = {"on_delta": on_delta} if on_delta is not None else {}
     while True:
-        last_round = run.rounds >= max_rounds
+        last_round = run.rounds >= limits.max_rounds
         result = await provider.generate(
             items,
             stream=stream,
@@ -159,7 +167,7 @@ async def generate_with_tools(
             }
         )
         for call in result.tool_calls:
-            record, outcome = await run_call(call, by_name, turn, timeout_s)
+            record, outcome = await run_call(call, by_name, turn, limits.timeout_s)
             # The model names the tool: only the registry's names become label values.
             TOOL_CALLS.labels(call.name if call.name in by_name else "unknown", record.status).inc()
             run.calls.append(record)

@@ -61,13 +61,9 @@ async def set_reminder(turn: ToolTurn, args: SetReminder) -> ToolOutcome:
     def write() -> m.Reminder:
         return tool_actions.set_reminder(
             m.Persona.objects.get(pk=turn.persona_id),
+            tool_actions.ReminderRequest(target, args.purpose, at, args.repeat_hours, label),
             channel_disc_id=turn.ctx.turn.locked_turn.channel_id,
-            target_disc_id=target,
             bot_user_disc_id=turn.bot_user_id,
-            purpose=args.purpose,
-            at=at,
-            repeat_hours=args.repeat_hours,
-            target_nickname=label,
             created_by_disc_id=turn.triggerer_id,
             provenance=Provenance(message_disc_id=turn.trigger_message_id),
             actor=turn.actor,

@@ -12,16 +12,23 @@ that are allowed to be shown.
     identity        display names, naming, aliases, mention targets (H-07..H-10, R-14)
     fields          a Discord user's profile fields and their hidden reasons (H-11..H-15)
     other_profiles  bot, bridged, synthetic and public persona profiles, task lines (H-16..H-21)
-    state           the run's inputs, the per-user state, the result types
+    state           the turn as hydration sees it, the run's inputs, the per-user state, the result types
     calls           read counting and the guarded read (H-02, H-22)
 """
 
 from chatcontext.participants.hydration.orchestration import build_conversation_corpus, hydrate_participant_profiles
-from chatcontext.participants.hydration.state import HydrationResult, MemoryEntry, RequestSnapshot, TurnUserReads
+from chatcontext.participants.hydration.state import (
+    HydrationResult,
+    MemoryEntry,
+    ParticipantTurn,
+    RequestSnapshot,
+    TurnUserReads,
+)
 
 __all__ = [
     "HydrationResult",
     "MemoryEntry",
+    "ParticipantTurn",
     "RequestSnapshot",
     "TurnUserReads",
     "build_conversation_corpus",

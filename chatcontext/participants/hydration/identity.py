@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from chatcontext.participants.aliases import UserNames
 from chatcontext.participants.aliases import user_aliases as alias_candidates
 from chatcontext.participants.hydration.state import HydrationRun, UserState
 from chatcontext.participants.mentions import MentionTarget, convert_mentions
@@ -48,12 +49,14 @@ def user_aliases(run: HydrationRun, user: UserState) -> list[ParticipantAlias]:
         *user.seed.aliases,
         *alias_candidates(
             user.key,
-            saved_nickname=user.row.user_nickname,
-            guild_display_name=member.display_name if member else None,
-            guild_nickname=member.nickname if member else None,
-            global_name=(member.global_name if member else None) or (fallback.global_name if fallback else None),
-            username=(member.username if member else None) or (fallback.username if fallback else None),
-            discord_id=user.disc_id,
+            UserNames(
+                saved_nickname=user.row.user_nickname,
+                guild_display_name=member.display_name if member else None,
+                guild_nickname=member.nickname if member else None,
+                global_name=(member.global_name if member else None) or (fallback.global_name if fallback else None),
+                username=(member.username if member else None) or (fallback.username if fallback else None),
+                discord_id=user.disc_id,
+            ),
             expose_saved_nickname=user.saved_name_use,
             impersonated_identity=run.impersonated_name if user.is_impersonated else None,
             effective_nickname=user.naming.nickname if user.naming else None,

@@ -17,18 +17,17 @@ from chatcontext.participants.hydration.other_profiles import (
     task_lines,
 )
 from chatcontext.participants.hydration.reads import load_memories, load_naming_preferences, load_reminders, load_users
-from chatcontext.participants.hydration.state import HydrationResult, HydrationRun, RequestSnapshot, UserState
+from chatcontext.participants.hydration.state import HydrationResult, HydrationRun, ParticipantTurn, UserState
 from chatcontext.participants.loaders import HydrationDeps
 from chatcontext.participants.mentions import MentionDirectory, extend_directory
 from chatcontext.participants.model import (
-    ActivePersonaScope,
     HydratedParticipantProfile,
     ParticipantSeed,
     PreparedParticipantContext,
 )
 from chatcontext.participants.naming import primary_alias, saved_name_allowed
 from chatcontext.participants.sources import MENTIONABLE
-from chatcontext.types import MemoryRow, PersonaInfo, ReminderRow, ServerConfig, SimplifiedMessage
+from chatcontext.types import MemoryRow, ReminderRow, SimplifiedMessage
 
 
 def build_conversation_corpus(history: Iterable[SimplifiedMessage], *, memory_tagging_enabled: bool) -> str | None:
@@ -118,25 +117,17 @@ def _user_profile(
 
 def hydrate_participant_profiles(
     prepared: PreparedParticipantContext,
-    scope: ActivePersonaScope,
+    turn: ParticipantTurn,
     *,
     deps: HydrationDeps,
-    server: ServerConfig,
-    channel_name: str,
-    bot_user_id: str | None,
-    now_ms: int,
-    request_snapshot: RequestSnapshot | None = None,
-    active_persona: PersonaInfo | None = None,
-    bot_name: str | None = None,
     conversation_corpus: str | None = None,
-    impersonated_identity_name: str | None = None,
     expand_attribute_macros: Callable[[str], str] | None = None,
     mention_directory: MentionDirectory | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> HydrationResult:
     """H-01..H-22: profiles in seed order (public-only personas last), persona task lines, diagnostics.
 
-    ``bot_name`` defaults to the active persona's nickname. ``conversation_corpus`` comes from
+    ``conversation_corpus`` comes from
     ``build_conversation_corpus`` (None when memory tagging is off). ``expand_attribute_macros`` is
     the tool layer's macro resolver for public attributes (H-19). ``mention_directory`` is the turn's
     one directory (R-14): the participants are registered in it with the names P-02 allows, so every
@@ -148,20 +139,11 @@ def hydrate_participant_profiles(
     keys = [s.key for s in seeds]
     if len(set(keys)) != len(keys):
         raise ValueError("participant seeds must have unique keys")  # H-03
-    name = (bot_name or (active_persona.persona_nickname if active_persona else "") or "").strip() or "Tomori"
     run = HydrationRun(
         prepared,
-        scope,
+        turn,
         deps=deps,
-        server=server,
-        active_persona=active_persona,
-        bot_name=name,
-        channel_name=channel_name,
-        bot_user_id=bot_user_id,
-        now_ms=now_ms,
-        snapshot=request_snapshot or RequestSnapshot(),
-        corpus=conversation_corpus if server.memory_tagging_enabled else None,
-        impersonated_identity_name=impersonated_identity_name,
+        corpus=conversation_corpus if turn.server.memory_tagging_enabled else None,
         expand_attribute_macros=expand_attribute_macros,
         mention_directory=mention_directory,
     )

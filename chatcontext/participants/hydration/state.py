@@ -18,7 +18,16 @@ from chatcontext.participants.model import (
     PreparedParticipantContext,
 )
 from chatcontext.participants.naming import NamingPreference, PersonaRelativeName
-from chatcontext.types import Author, MemberInfo, PersonaInfo, PrivacyLevel, ServerConfig, ServerMemoryRow, UserRow
+from chatcontext.types import (
+    Author,
+    MemberInfo,
+    PersonaInfo,
+    PrivacyLevel,
+    ServerConfig,
+    ServerMemoryRow,
+    TriggererName,
+    UserRow,
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,33 @@ class RequestSnapshot:
     triggerer_privacy_level: int = PrivacyLevel.MINIMAL
     preloaded_member: MemberInfo | None = None
     turn_reads: TurnUserReads = field(default_factory=TurnUserReads)
+
+
+@dataclass(frozen=True)
+class ParticipantTurn:
+    """The persona turn as hydration and the participant items see it: the active persona's scope
+    (H-01), the server and channel, the bot's id, the clock, the triggerer's request snapshot (H-05)
+    and names (R-14), and the impersonated identity's name. ``bot_name`` defaults to the active
+    persona's nickname (``persona_name``)."""
+
+    scope: ActivePersonaScope
+    server: ServerConfig
+    channel_name: str
+    bot_user_id: str | None
+    now_ms: int
+    channel_id: str | None = None
+    active_persona: PersonaInfo | None = None
+    bot_name: str | None = None
+    request_snapshot: RequestSnapshot = field(default_factory=RequestSnapshot)
+    impersonated_identity_name: str | None = None
+    triggerer: TriggererName | None = None
+
+    @property
+    def persona_name(self) -> str:
+        """The name the participant texts give the bot: ``bot_name``, else the active persona's
+        nickname, else Tomori."""
+        nickname = self.active_persona.persona_nickname if self.active_persona else ""
+        return (self.bot_name or nickname or "").strip() or "Tomori"
 
 
 @dataclass(frozen=True)
@@ -104,36 +140,28 @@ class HydrationRun:
     def __init__(
         self,
         prepared: PreparedParticipantContext,
-        scope: ActivePersonaScope,
+        turn: ParticipantTurn,
         *,
         deps: HydrationDeps,
-        server: ServerConfig,
-        active_persona: PersonaInfo | None,
-        bot_name: str,
-        channel_name: str,
-        bot_user_id: str | None,
-        now_ms: int,
-        snapshot: RequestSnapshot,
         corpus: str | None,
-        impersonated_identity_name: str | None,
         expand_attribute_macros: Callable[[str], str] | None,
         mention_directory: MentionDirectory | None,
     ) -> None:
         self.prepared = prepared
-        self.scope = scope
+        self.scope = turn.scope
         self.deps = deps
-        self.server = server
-        self.persona = active_persona
-        self.bot_name = bot_name
-        self.channel_name = channel_name
-        self.bot_user_id = (bot_user_id or "").strip() or None
-        self.now_ms = now_ms
-        self.snapshot = snapshot
+        self.server = turn.server
+        self.persona = turn.active_persona
+        self.bot_name = turn.persona_name
+        self.channel_name = turn.channel_name
+        self.bot_user_id = (turn.bot_user_id or "").strip() or None
+        self.now_ms = turn.now_ms
+        self.snapshot = turn.request_snapshot
         self.corpus = corpus
-        self.impersonated_name = (impersonated_identity_name or "").strip() or None
+        self.impersonated_name = (turn.impersonated_identity_name or "").strip() or None
         self.expand = expand_attribute_macros
-        self.personalization = server.personal_memories_enabled
-        self.lineage = scope.lineage_id or 0
+        self.personalization = turn.server.personal_memories_enabled
+        self.lineage = turn.scope.lineage_id or 0
         self.calls = DependencyCalls()
         self.directory = mention_directory if mention_directory is not None else MentionDirectory(self.bot_user_id)
         self.memory_entries: list[MemoryEntry] = []
