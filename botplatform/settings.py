@@ -241,9 +241,9 @@ def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[st
 
 
 def redis_cache(url: str) -> dict[str, object]:
-    """The cache on Redis, best-effort: unreachable, it is a miss (personas.best_effort)."""
+    """The cache on Redis, best-effort: unreachable, it is a miss (infrastructure.best_effort)."""
     return {
-        "BACKEND": "personas.best_effort.BestEffortRedisCache",
+        "BACKEND": "infrastructure.best_effort.BestEffortRedisCache",
         "LOCATION": url,
         "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
         "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": REDIS_CONNECT_TIMEOUT},

@@ -28,7 +28,7 @@ from django.conf import settings as django_settings
 from django.db import connections
 
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
-from personas import best_effort
+from infrastructure import best_effort
 from tests.bot.conftest import release_worker_connections
 from tests.services import LoopbackProxy, embedded_and_redis, require_redis
 
