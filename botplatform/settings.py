@@ -129,6 +129,8 @@ INSTALLED_APPS = [
     "simple_history",
     "personas",
     "chatcontext",
+    # After personas and chatcontext, before bot: its admin subclasses theirs and bot's subclasses its.
+    "community",
     "bot",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",

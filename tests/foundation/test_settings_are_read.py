@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
 # Where a field is stored, shown or copied rather than read.
 NOT_READERS = re.compile(
-    r"^personas/(models/|admin[^/]*\.py$|admin/)|/migrations/|^chatcontext/(repository|types)\.py$"
+    r"^personas/(models/|admin[^/]*\.py$|admin/)|^community/admin/|/migrations/|^chatcontext/(repository|types)\.py$"
 )
 LOADER = ROOT / "chatcontext/repository.py"
 # Form controls, not settings: a parent link and the checkbox that clears the stored key.
