@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from personas.user_export import build_user_export
+from community.export import build_user_export
 from personas import actions
 from personas.api_common import (
     EXAMPLE_TIME,

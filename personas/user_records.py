@@ -1,4 +1,4 @@
-"""The prompt records a user appears in, for the user view and the export (``personas.user_export``).
+"""The prompt records a user appears in, for the user view and the export (``community.export``).
 
 Prompt records are chatcontext's table, and personas imports nothing above it (the import rule), so
 chatcontext registers its finder here from its AppConfig.ready, as it registers its store for

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.http import urlencode
 
-from personas.user_export import EVERY_PERSONA, build_user_export, export_file
+from community.export import EVERY_PERSONA, build_user_export, export_file
 from personas.admin.blacklisting import blacklist_step
 from personas.admin.navigation import return_url, with_next
 from personas.admin.scoping import moderated_lineages, request_principal
