@@ -384,7 +384,7 @@ TOMORI = {
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
     "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000, minimum=1),
     "MAX_REMINDER_PURPOSE_LENGTH": env_int("MAX_REMINDER_PURPOSE_LENGTH", 1000, minimum=1),
-    # Days the audit trail keeps old versions (personas.retention.prune_history); 0 keeps them.
+    # Days the audit trail keeps old versions (community.retention.prune_history); 0 keeps them.
     "AUDIT_HISTORY_DAYS": env_int("AUDIT_HISTORY_DAYS", 0),
     "PARTICIPANT_SOURCE_TIMEOUT_MS": env_tunable("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
     "REACTION_CONTEXT_ENABLED": env_bool("REACTION_CONTEXT_ENABLED", True),

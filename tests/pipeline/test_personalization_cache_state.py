@@ -29,10 +29,10 @@ from chatcontext.personalization import PersonalizationCache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
 from chatcontext.types import ContextItem
+from community.retention import prune_prompt_records
 from personas import actions
 from personas import models as m
 from personas.actions import tool_actions
-from personas.retention import prune_prompt_records
 from tests.actors import TEST_ACTOR
 from tests.pipeline.documents import generate_snapshot, user_id
 
