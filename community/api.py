@@ -11,8 +11,8 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
+from community import forget
 from community.export import build_user_export
-from personas import actions
 from personas.api_common import (
     EXAMPLE_TIME,
     EXAMPLE_USER_DISC_ID,
@@ -55,7 +55,7 @@ def forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id: Discor
     reminders and every stored record or snapshot containing their text, in one transaction."""
     actor = writer(request)
     member_user(scoped_server(request, server_id), user_disc_id)
-    result = actions.forget_user(user_disc_id, actor=actor)
+    result = forget.forget_user(user_disc_id, actor=actor)
     return {"user_disc_id": user_disc_id, "deleted": result.as_dict()}
 
 
@@ -70,7 +70,7 @@ def preview_forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id
     so only a principal that may forget the user is shown them."""
     actor = writer(request)
     member_user(scoped_server(request, server_id), user_disc_id)
-    preview = actions.preview_forget_user(user_disc_id, actor=actor)
+    preview = forget.preview_forget_user(user_disc_id, actor=actor)
     return {"user_disc_id": user_disc_id, "would_delete": preview.as_dict()}
 
 

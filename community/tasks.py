@@ -12,7 +12,7 @@ from typing import Any
 
 from celery import shared_task
 
-from community import retention
+from community import forget, retention
 from personas import actions
 
 
@@ -26,4 +26,4 @@ def prune_prompt_records() -> dict[str, Any]:
 @shared_task(name="personas.tasks.forget_user", acks_late=True, time_limit=600)
 def forget_user(user_disc_id: str) -> dict[str, Any]:
     """Forget-me off the request path; idempotent (a second run finds nothing left to delete)."""
-    return actions.forget_user(user_disc_id, actor=actions.Actor.system("forget-me task")).as_dict()
+    return forget.forget_user(user_disc_id, actor=actions.Actor.system("forget-me task")).as_dict()

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from community.admin.user_view import UserViewAdminMixin
-from personas import actions
+from community.forget import ForgetResult, forget_user, preview_forget_user
 from personas.admin.history import admin_actor
 from personas.admin.navigation import back_or, return_url, users_named
 from personas.admin.users import DiscordUserAdmin
@@ -38,7 +38,7 @@ class CommunityUserAdmin(UserViewAdminMixin, DiscordUserAdmin):
         if request.POST.get("confirm") != "yes":
             # Forget-me is not limited to the reader's servers, so neither is the count of what goes:
             # the API's preview, which runs forget-me and rolls it back.
-            previews = [(user, actions.preview_forget_user(user.user_disc_id, actor=actor)) for user in users]
+            previews = [(user, preview_forget_user(user.user_disc_id, actor=actor)) for user in users]
             context = {
                 **self.admin_site.each_context(request),
                 "title": f"Forget {users_named(users)}?",
@@ -50,14 +50,14 @@ class CommunityUserAdmin(UserViewAdminMixin, DiscordUserAdmin):
                 "back": return_url(request),
             }
             return TemplateResponse(request, "admin/personas/discorduser/forget_confirmation.html", context)
-        results = [actions.forget_user(user.user_disc_id, actor=actor) for user in users]
+        results = [forget_user(user.user_disc_id, actor=actor) for user in users]
         # The prompt records are always counted: "0 prompt records" is what a moderator checks for.
         summary = ", ".join(f"{n} {kind}" for kind, n in forget_counts(results) if n or kind == "prompt records")
         self.message_user(request, f"Forgot {users_named(users)}: {summary or 'nothing was stored'}.")
         return back_or(request, None)
 
 
-def forget_counts(results: list[actions.ForgetResult]) -> list[tuple[str, int]]:
+def forget_counts(results: list[ForgetResult]) -> list[tuple[str, int]]:
     """What forget-me deletes (or would), every kind in words with its count, summed over users."""
     totals: dict[str, int] = {}
     for result in results:

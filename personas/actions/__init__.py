@@ -21,10 +21,8 @@ from personas.actions.errors import (
     ReminderNotRetryable,
 )
 from personas.actions.forget import (
-    ForgetResult,
-    forget_user,
-    preview_forget_user,
-    user_forgotten,
+    ForgottenRows,
+    forget_user_rows,
 )
 from personas.actions.memories import (
     add_personal_memory,
@@ -77,7 +75,7 @@ __all__ = [
     "EDITABLE_USER_FIELDS",
     "ActionError",
     "Actor",
-    "ForgetResult",
+    "ForgottenRows",
     "InvalidLineage",
     "MemoryLimitReached",
     "MemoryTooLong",
@@ -104,9 +102,8 @@ __all__ = [
     "delete_server_memory",
     "delete_user",
     "ensure_user",
-    "forget_user",
+    "forget_user_rows",
     "persona_memory_lineage",
-    "preview_forget_user",
     "recording",
     "register_server",
     "register_user",
@@ -121,5 +118,4 @@ __all__ = [
     "update_personal_memory",
     "update_profile",
     "update_server_memory",
-    "user_forgotten",
 ]
