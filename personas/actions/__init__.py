@@ -2,8 +2,9 @@
 
 Zulip-style actions: one function per intent, each one database transaction, so the admin, the API
 and the bot cannot drift apart in how they enforce limits (data-model.md §2.11, §3) or what
-"forget me" deletes. Callers pass model instances or snowflake strings and the ``Actor`` making the
-write (recorded by the audit trail); nothing here reads a request.
+forget-me deletes of personas' rows (the whole of forget-me is ``community.forget``). Callers pass
+model instances or snowflake strings and the ``Actor`` making the write (recorded by the audit
+trail); nothing here reads a request.
 """
 
 from personas.actions.actor import (
