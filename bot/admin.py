@@ -22,8 +22,8 @@ from bot.conversation.providers import (
     server_endpoint,
 )
 from bot.discord.status import BotStatus
+from community.admin.servers import CommunityServerAdmin
 from personas.admin.scoping import request_principal
-from personas.admin.servers import ServerAdmin
 from personas.models import Server
 
 # Each test can take a provider's timeout: a bulk action tests this many servers at most.
@@ -45,13 +45,13 @@ def test_model_connection(modeladmin: admin.ModelAdmin[Any], request: HttpReques
         modeladmin.message_user(request, f"Only the first {MAX_SERVERS_TESTED} servers were tested.", messages.WARNING)
 
 
-class ServerWithConnectionTestAdmin(ServerAdmin):
-    """personas' server pages, with the bot's connection test among the superusers' actions."""
+class ServerWithConnectionTestAdmin(CommunityServerAdmin):
+    """The server pages, with the bot's connection test among the superusers' actions."""
 
-    superuser_actions = (*ServerAdmin.superuser_actions, test_model_connection)
+    superuser_actions = (*CommunityServerAdmin.superuser_actions, test_model_connection)
 
 
-# personas' admin module registered ServerAdmin first (personas comes before bot in INSTALLED_APPS).
+# community's admin module registered its server admin first (community comes before bot in INSTALLED_APPS).
 admin.site.unregister(Server)
 admin.site.register(Server, ServerWithConnectionTestAdmin)
 

@@ -8,10 +8,6 @@ class BotConfig(AppConfig):
 
     def ready(self) -> None:
         from bot.conversation.image_bytes import configure_pillow
-        from bot.conversation.reminder_scheduler import register_surface
         from bot.playground import signals  # noqa: F401  (connects the forget-me receiver)
-        from bot.playground.reminder_scope import PLAYGROUND
 
-        # The bot process then leaves the playground's reminders to the web process.
-        register_surface(PLAYGROUND)
         configure_pillow(settings.MAX_IMAGE_PIXELS)

@@ -21,6 +21,8 @@ from ninja.errors import ValidationError as InputError
 from pydantic import ConfigDict
 
 from chatcontext.records.api import router as records_router
+from community.api import router as community_router
+from infrastructure.best_effort import redis_status
 from personas.actions import ActionError
 from personas.api import router as servers_router
 from personas.api_common import (
@@ -31,7 +33,6 @@ from personas.api_common import (
     TokenAuth,
     unauthorized_detail,
 )
-from personas.best_effort import redis_status
 
 api = NinjaAPI(
     title="Tomori Platform API",
@@ -148,4 +149,5 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 
 api.add_router("/v1/", servers_router)
+api.add_router("/v1/", community_router)
 api.add_router("/v1/", records_router)

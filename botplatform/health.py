@@ -29,7 +29,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 import personas.metrics  # noqa: F401  (registers the platform's metric families: listed before the first turn)
-from personas.best_effort import REDIS_ERRORS, redis_status
+from infrastructure.best_effort import REDIS_ERRORS, redis_status
 
 # The queue Celery's workers consume (its default name; the platform routes every task there).
 CELERY_QUEUE = "celery"

@@ -129,6 +129,8 @@ INSTALLED_APPS = [
     "simple_history",
     "personas",
     "chatcontext",
+    # After personas and chatcontext, before bot: its admin subclasses theirs and bot's subclasses its.
+    "community",
     "bot",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",
@@ -241,9 +243,9 @@ def redis_channel_layer(url: str, prefix: str = CHANNEL_LAYER_PREFIX) -> dict[st
 
 
 def redis_cache(url: str) -> dict[str, object]:
-    """The cache on Redis, best-effort: unreachable, it is a miss (personas.best_effort)."""
+    """The cache on Redis, best-effort: unreachable, it is a miss (infrastructure.best_effort)."""
     return {
-        "BACKEND": "personas.best_effort.BestEffortRedisCache",
+        "BACKEND": "infrastructure.best_effort.BestEffortRedisCache",
         "LOCATION": url,
         "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "tomori"),
         "OPTIONS": {"socket_connect_timeout": REDIS_CONNECT_TIMEOUT, "socket_timeout": REDIS_CONNECT_TIMEOUT},
@@ -382,7 +384,7 @@ TOMORI = {
     "MAX_SERVER_MEMORIES": env_int("MAX_SERVER_MEMORIES", 100),
     "MAX_MEMORY_LENGTH": env_int("MAX_MEMORY_LENGTH", 1000, minimum=1),
     "MAX_REMINDER_PURPOSE_LENGTH": env_int("MAX_REMINDER_PURPOSE_LENGTH", 1000, minimum=1),
-    # Days the audit trail keeps old versions (personas.retention.prune_history); 0 keeps them.
+    # Days the audit trail keeps old versions (community.retention.prune_history); 0 keeps them.
     "AUDIT_HISTORY_DAYS": env_int("AUDIT_HISTORY_DAYS", 0),
     "PARTICIPANT_SOURCE_TIMEOUT_MS": env_tunable("PARTICIPANT_SOURCE_TIMEOUT_MS", 1500),
     "REACTION_CONTEXT_ENABLED": env_bool("REACTION_CONTEXT_ENABLED", True),

@@ -6,16 +6,18 @@ Personal memories are shown per server: only lineages of that server's personas,
 """
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 from ninja.pagination import paginate
-from pydantic import ConfigDict
 
 from personas import actions
 from personas.api_common import (
     AUTH_ERRORS,
+    EXAMPLE_SERVER_DISC_ID,
+    EXAMPLE_TIME,
+    EXAMPLE_USER_DISC_ID,
     MAX_ID,
     READ_ERRORS,
     WRITE_ERRORS,
@@ -24,14 +26,16 @@ from personas.api_common import (
     DiscordIdPath,
     Integer,
     MemoryId,
-    NotFound,
     ReminderId,
     ServerKey,
     Text,
+    examples,
     get_or_404,
+    member_user,
     principal,
-    require_write,
-    server_lookup,
+    scoped_server,
+    server_lineages,
+    writer,
 )
 from personas.memory_text import lineage_persona_names, persona_name, user_name
 from personas.models import (
@@ -42,33 +46,15 @@ from personas.models import (
     PrivacyLevel,
     Reminder,
     Server,
-    ServerMember,
 )
 from personas.models.moderation import BLACKLIST_REASON_CHARS
 from personas.placeholders import fill_placeholders
-from personas.user_export import build_user_export
 
 router = Router(tags=["servers"])
 
 ReminderStatus = Annotated[
     Reminder.Status | None, Query(description="Only reminders in this state; empty = every state.")
 ]
-
-
-def _writer(request: HttpRequest) -> actions.Actor:
-    """The caller of a write, as the audit trail records it: a token, or a staff session's account."""
-    who = require_write(request)
-    return actions.Actor.api(account=who.user, token=who.token)
-
-
-# Example ids and times of the schemas' examples (OpenAPI "examples", shown by /api/docs).
-EXAMPLE_SERVER_DISC_ID = "904493457735819273"
-EXAMPLE_USER_DISC_ID = "554947007479939075"
-EXAMPLE_TIME = "2026-01-31T12:00:00Z"
-
-
-def examples(*values: dict[str, Any]) -> ConfigDict:
-    return ConfigDict(json_schema_extra={"examples": list(values)})
 
 
 LINEAGE_HELP = (
@@ -231,44 +217,6 @@ class BlacklistIn(Schema):
     )
 
 
-DELETED_HELP = "Rows by kind (memories, reminders, prompt records, …) and how many"
-FORGET_EXAMPLE = {"personal_memories": 3, "reminders": 1, "prompt_records": 12}
-
-
-class ForgetOut(Schema):
-    model_config = examples({"user_disc_id": EXAMPLE_USER_DISC_ID, "deleted": FORGET_EXAMPLE})
-    user_disc_id: str = Field(description="Discord id of the forgotten user.")
-    deleted: dict[str, int] = Field(description=f"{DELETED_HELP} were deleted, on every server.")
-
-
-class ForgetPreviewOut(Schema):
-    model_config = examples({"user_disc_id": EXAMPLE_USER_DISC_ID, "would_delete": FORGET_EXAMPLE})
-    user_disc_id: str = Field(description="Discord id of the user.")
-    would_delete: dict[str, int] = Field(description=f"{DELETED_HELP} a POST would delete now, on every server.")
-
-
-def _server(request: HttpRequest, server_id: str) -> Server:
-    return get_or_404(principal(request).scope(Server.objects.all(), "server_id"), "server", **server_lookup(server_id))
-
-
-def _lineages(server: Server) -> list[int]:
-    return list(server.personas.values_list("persona_lineage_id", flat=True))
-
-
-def _member_user(server: Server, user_disc_id: str) -> DiscordUser:
-    """A user this server knows: a member, or someone its personas remember."""
-    known = (
-        ServerMember.objects.filter(server=server, user_disc_id=user_disc_id).exists()
-        or PersonalMemory.objects.filter(
-            user__user_disc_id=user_disc_id, persona_lineage_id__in=_lineages(server)
-        ).exists()
-    )
-    user = DiscordUser.objects.filter(user_disc_id=user_disc_id).first() if known else None
-    if user is None:
-        raise NotFound("No such user in this server.")
-    return user
-
-
 def _memory_out(memory: PersonalMemory, user: DiscordUser, server: Server) -> dict[str, object]:
     """A memory as the API gives it: the text with the user's and the server's persona's names."""
     names = lineage_persona_names([memory.persona_lineage_id], server.personas.all())
@@ -299,20 +247,20 @@ def list_servers(request: HttpRequest):  # type: ignore[no-untyped-def]
 @router.get("/servers/{server_id}", response={200: ServerOut, **READ_ERRORS})
 def get_server(request: HttpRequest, server_id: ServerKey) -> Server:
     """One server, by its Discord id or `server_id`."""
-    return _server(request, server_id)
+    return scoped_server(request, server_id)
 
 
 @router.get("/servers/{server_id}/personas", response={200: list[PersonaOut], **READ_ERRORS})
 def list_personas(request: HttpRequest, server_id: ServerKey) -> list[Persona]:
     """The server's personas, main persona first: their `persona_id` (for memory bodies and record
     filters) and `persona_lineage_id` (the memory namespace memories are listed under)."""
-    return list(_server(request, server_id).personas.order_by("is_alter", "persona_id"))
+    return list(scoped_server(request, server_id).personas.order_by("is_alter", "persona_id"))
 
 
 @router.get("/servers/{server_id}/users/{user_disc_id}/privacy", response={200: PrivacyOut, **READ_ERRORS})
 def get_privacy(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
     """A user's privacy level. The user must be a member of the server or remembered by one of its personas."""
-    user = _member_user(_server(request, server_id), user_disc_id)
+    user = member_user(scoped_server(request, server_id), user_disc_id)
     return {
         "user_disc_id": user.user_disc_id,
         "privacy_level": user.privacy_level,
@@ -325,8 +273,8 @@ def set_privacy(
     request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: PrivacyIn
 ) -> dict[str, object]:
     """Set a user's privacy level (write token). It applies on every server the user is on."""
-    actor = _writer(request)
-    user = _member_user(_server(request, server_id), user_disc_id)
+    actor = writer(request)
+    user = member_user(scoped_server(request, server_id), user_disc_id)
     user = actions.set_privacy_level(user, body.privacy_level, actor=actor)
     return {
         "user_disc_id": user.user_disc_id,
@@ -338,12 +286,12 @@ def set_privacy(
 @router.get("/servers/{server_id}/users/{user_disc_id}/memories", response={200: list[MemoryOut], **READ_ERRORS})
 def list_memories(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> list[dict[str, object]]:
     """What the server's personas remember about a user, newest first (global memories are in the export)."""
-    server = _server(request, server_id)
-    user = _member_user(server, user_disc_id)
-    rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=_lineages(server)).order_by(
+    server = scoped_server(request, server_id)
+    user = member_user(server, user_disc_id)
+    rows = PersonalMemory.objects.filter(user=user, persona_lineage_id__in=server_lineages(server)).order_by(
         "-created_at", "-personal_memory_id"
     )
-    names = lineage_persona_names(_lineages(server), server.personas.all())
+    names = lineage_persona_names(server_lineages(server), server.personas.all())
     return [_memory_row(m, user, names) for m in rows]
 
 
@@ -351,9 +299,9 @@ def list_memories(request: HttpRequest, server_id: ServerKey, user_disc_id: Disc
 def create_memory(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath, body: MemoryIn) -> Status:
     """Save a memory about a user for a persona's lineage (write token). Refused with 400 over the
     lineage's memory limit."""
-    actor = _writer(request)
-    server = _server(request, server_id)
-    user = _member_user(server, user_disc_id)
+    actor = writer(request)
+    server = scoped_server(request, server_id)
+    user = member_user(server, user_disc_id)
     persona = get_or_404(Persona, "persona on this server", server=server, persona_id=body.persona_id)
     memory = actions.add_personal_memory(user, persona.persona_lineage_id, body.content, body.tags, actor=actor)
     return Status(201, _memory_out(memory, user, server))
@@ -364,7 +312,7 @@ def _server_memory(server: Server, memory_id: int) -> PersonalMemory:
         PersonalMemory.objects.select_related("user"),
         "memory on this server",
         personal_memory_id=memory_id,
-        persona_lineage_id__in=_lineages(server),
+        persona_lineage_id__in=server_lineages(server),
     )
 
 
@@ -373,8 +321,8 @@ def update_memory(
     request: HttpRequest, server_id: ServerKey, memory_id: MemoryId, body: MemoryPatch
 ) -> dict[str, object]:
     """Change a memory's text or tags (write token); a field left out keeps its value."""
-    actor = _writer(request)
-    server = _server(request, server_id)
+    actor = writer(request)
+    server = scoped_server(request, server_id)
     memory = _server_memory(server, memory_id)
     memory = actions.update_personal_memory(memory, content=body.content, tags=body.tags, actor=actor)
     return _memory_out(memory, memory.user, server)
@@ -383,8 +331,8 @@ def update_memory(
 @router.delete("/servers/{server_id}/memories/{memory_id}", response={204: None, **WRITE_ERRORS})
 def delete_memory(request: HttpRequest, server_id: ServerKey, memory_id: MemoryId) -> Status:
     """Delete a memory (write token). It can be restored from the admin's deleted memories."""
-    actor = _writer(request)
-    actions.delete_personal_memory(_server_memory(_server(request, server_id), memory_id), actor=actor)
+    actor = writer(request)
+    actions.delete_personal_memory(_server_memory(scoped_server(request, server_id), memory_id), actor=actor)
     return Status(204, None)
 
 
@@ -392,16 +340,16 @@ def delete_memory(request: HttpRequest, server_id: ServerKey, memory_id: MemoryI
 @paginate(BoundedPagination)
 def list_reminders(request: HttpRequest, server_id: ServerKey, status: ReminderStatus = None):  # type: ignore[no-untyped-def]
     """The server's reminders and persona tasks, soonest first, optionally in one state."""
-    rows = Reminder.objects.filter(server=_server(request, server_id)).order_by("reminder_time", "reminder_id")
+    rows = Reminder.objects.filter(server=scoped_server(request, server_id)).order_by("reminder_time", "reminder_id")
     return rows.filter(status=status) if status else rows
 
 
 @router.delete("/servers/{server_id}/reminders/{reminder_id}", response={204: None, **WRITE_ERRORS})
 def cancel_reminder(request: HttpRequest, server_id: ServerKey, reminder_id: ReminderId) -> Status:
     """Cancel a reminder (write token): it stays listed as cancelled and is never delivered."""
-    actor = _writer(request)
+    actor = writer(request)
     reminder = get_or_404(
-        Reminder, "reminder on this server", server=_server(request, server_id), reminder_id=reminder_id
+        Reminder, "reminder on this server", server=scoped_server(request, server_id), reminder_id=reminder_id
     )
     actions.cancel_reminder(reminder, actor=actor)
     return Status(204, None)
@@ -411,73 +359,24 @@ def cancel_reminder(request: HttpRequest, server_id: ServerKey, reminder_id: Rem
 @paginate(BoundedPagination)
 def list_blacklist(request: HttpRequest, server_id: ServerKey):  # type: ignore[no-untyped-def]
     """The server's personalization blacklist: users no persona keeps memories or profile details of here."""
-    return PersonalizationBlacklist.objects.filter(server=_server(request, server_id)).order_by("user_disc_id")
+    return PersonalizationBlacklist.objects.filter(server=scoped_server(request, server_id)).order_by("user_disc_id")
 
 
 @router.post("/servers/{server_id}/blacklist", response={201: BlacklistOut, **WRITE_ERRORS})
 def add_blacklist(request: HttpRequest, server_id: ServerKey, body: BlacklistIn) -> Status:
     """Put a user on the server's personalization blacklist (write token)."""
-    actor = _writer(request)
-    entry = actions.add_to_blacklist(_server(request, server_id), body.user_disc_id, reason=body.reason, actor=actor)
+    actor = writer(request)
+    entry = actions.add_to_blacklist(
+        scoped_server(request, server_id), body.user_disc_id, reason=body.reason, actor=actor
+    )
     return Status(201, entry)
 
 
 @router.delete("/servers/{server_id}/blacklist/{user_disc_id}", response={204: None, **WRITE_ERRORS})
 def remove_blacklist(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> Status:
     """Take a user off the server's personalization blacklist (write token)."""
-    actor = _writer(request)
-    server = _server(request, server_id)
+    actor = writer(request)
+    server = scoped_server(request, server_id)
     get_or_404(PersonalizationBlacklist, "blacklist entry on this server", server=server, user_disc_id=user_disc_id)
     actions.remove_from_blacklist(server, user_disc_id, actor=actor)
     return Status(204, None)
-
-
-@router.post("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetOut, **WRITE_ERRORS})
-def forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
-    """Forget-me (the user's right to erasure, so it is not limited to this server): their memories,
-    reminders and every stored record or snapshot containing their text, in one transaction."""
-    actor = _writer(request)
-    _member_user(_server(request, server_id), user_disc_id)
-    result = actions.forget_user(user_disc_id, actor=actor)
-    return {"user_disc_id": user_disc_id, "deleted": result.as_dict()}
-
-
-@router.get("/servers/{server_id}/users/{user_disc_id}/forget", response={200: ForgetPreviewOut, **WRITE_ERRORS})
-def preview_forget_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, object]:
-    """What the POST would delete now, by the same counts, with nothing deleted: the numbers to confirm
-    before forgetting someone. It needs a write token, as the POST does: the counts span every server,
-    so only a principal that may forget the user is shown them."""
-    actor = _writer(request)
-    _member_user(_server(request, server_id), user_disc_id)
-    preview = actions.preview_forget_user(user_disc_id, actor=actor)
-    return {"user_disc_id": user_disc_id, "would_delete": preview.as_dict()}
-
-
-EXPORT_EXAMPLE = {
-    "format": "tomori-user-export/1",
-    "scope": [1],
-    "user": {"user_disc_id": EXAMPLE_USER_DISC_ID, "username": "mina", "global_name": "Mina", "language": "en"},
-    "privacy": {"level": 0, "name": "Minimal", "label": PrivacyLevel(0).label, "hides": "Nothing."},
-    "servers": [{"server_id": 1, "name": "Night Owls"}],
-    "memories": [{"lineage_id": 10000, "memories": [{"content": "Mina plays jazz piano on Sundays"}]}],
-    "naming_preferences": [],
-    "reminders": [],
-    "persona_blocks": [],
-    "blacklist": [],
-    "prompt_records": [{"id": 1201, "created_at": EXAMPLE_TIME}],
-}
-
-
-@router.get(
-    "/servers/{server_id}/users/{user_disc_id}/export",
-    response={200: dict[str, Any], **READ_ERRORS},
-    openapi_extra={"responses": {200: {"content": {"application/json": {"example": EXPORT_EXAMPLE}}}}},
-)
-def export_user(request: HttpRequest, server_id: ServerKey, user_disc_id: DiscordIdPath) -> dict[str, Any]:
-    """What the personas know about the user on this server, as the admin's user view shows it and its
-    download gives it (one builder, ``personas.user_export``): privacy level and what it hides, memories
-    by lineage with the global ones (lineage 0 reaches this server's prompts), naming preferences,
-    reminders for or by them, persona blocks, blacklist entries and the newest prompt records about
-    them. Nothing of another server."""
-    server = _server(request, server_id)
-    return build_user_export(_member_user(server, user_disc_id), frozenset({server.pk}))

@@ -21,6 +21,8 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
 
 from personas.access import Principal, principal_for_token, principal_for_user
+from personas.actions import Actor
+from personas.models import DiscordUser, PersonalMemory, Server, ServerMember
 from personas.models.access import TOKEN_PREFIX, ApiToken, hash_token
 from personas.validators import DISCORD_ID_MESSAGE, DISCORD_ID_PATTERN
 
@@ -222,3 +224,42 @@ def require_write(request: HttpRequest) -> Principal:
     if not who.can_write:
         raise HttpError(403, "This token is read-only.")
     return who
+
+
+def writer(request: HttpRequest) -> Actor:
+    """The caller of a write, as the audit trail records it: a token, or a staff session's account."""
+    who = require_write(request)
+    return Actor.api(account=who.user, token=who.token)
+
+
+def scoped_server(request: HttpRequest, server_id: str) -> Server:
+    """The server ``server_id`` names, if the caller's principal may see it (else a 404)."""
+    return get_or_404(principal(request).scope(Server.objects.all(), "server_id"), "server", **server_lookup(server_id))
+
+
+def server_lineages(server: Server) -> list[int]:
+    return list(server.personas.values_list("persona_lineage_id", flat=True))
+
+
+def member_user(server: Server, user_disc_id: str) -> DiscordUser:
+    """A user this server knows: a member, or someone its personas remember."""
+    known = (
+        ServerMember.objects.filter(server=server, user_disc_id=user_disc_id).exists()
+        or PersonalMemory.objects.filter(
+            user__user_disc_id=user_disc_id, persona_lineage_id__in=server_lineages(server)
+        ).exists()
+    )
+    user = DiscordUser.objects.filter(user_disc_id=user_disc_id).first() if known else None
+    if user is None:
+        raise NotFound("No such user in this server.")
+    return user
+
+
+# Example ids and times of the schemas' examples (OpenAPI "examples", shown by /api/docs).
+EXAMPLE_SERVER_DISC_ID = "904493457735819273"
+EXAMPLE_USER_DISC_ID = "554947007479939075"
+EXAMPLE_TIME = "2026-01-31T12:00:00Z"
+
+
+def examples(*values: dict[str, Any]) -> ConfigDict:
+    return ConfigDict(json_schema_extra={"examples": list(values)})

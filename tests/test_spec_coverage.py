@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tests.paths import PROJECT_PACKAGES
+
 REPO = Path(__file__).resolve().parents[1]
 SPEC_DIR = REPO / "docs" / "behaviour"
 SPEC_FILES = ("build-context.md", "participants.md")
@@ -202,7 +204,7 @@ def test_every_numbered_scenario_test_is_in_a_scenario_table() -> None:
 
 
 # Where rule ids are cited: the project's code, tests, benchmarks and documents (not .venv or var/).
-CITING_DIRS = ("bench", "bot", "botplatform", "chatcontext", "docs", "personas", "tests")
+CITING_DIRS = ("bench", "docs", "tests", *PROJECT_PACKAGES)
 
 
 def _citing_files() -> list[Path]:

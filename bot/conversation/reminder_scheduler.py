@@ -9,10 +9,9 @@ layer to its own listener. The claim, accept and acknowledge steps are those of 
 (``personas.reminders_service``), so an occurrence is still posted once.
 
 Which process claims what: the web process (``manage.py serve``) the playground channels'
-reminders, the bot process (``manage.py runbot``) every other one. The scopes are complements, so
-two schedulers never claim the same row (and the claim itself is exclusive anyway). A surface
-other than Discord registers its channels here (``register_surface``, from ``bot.apps``): the
-Discord side claims and posts everything no registered surface owns, without importing them.
+reminders (``bot.playground.reminder_scope``), the bot process (``manage.py runbot``) every other
+one (``bot.discord.exts.reminders.discord_reminders``). The scopes are complements, so two
+schedulers never claim the same row (and the claim itself is exclusive anyway).
 
 Nothing starts a scheduler on import or in tests: ``serve`` and ``runbot`` start one only when
 ``REDIS_URL`` is unset.
@@ -24,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -48,36 +47,6 @@ logger = logging.getLogger(__name__)
 
 TICK_SECONDS = 5.0
 _DUE_FIELDS = {f.name for f in fields(DueReminder)}
-
-
-@dataclass(frozen=True)
-class ReminderSurface:
-    """A surface whose process posts its own channels' reminders: ``reminders`` is a Q on
-    ``Reminder`` selecting them, ``owns`` says whether a channel id is one of its channels."""
-
-    name: str
-    reminders: Callable[[], Q]
-    owns: Callable[[str], bool]
-
-
-SURFACES: dict[str, ReminderSurface] = {}
-
-
-def register_surface(surface: ReminderSurface) -> None:
-    SURFACES[surface.name] = surface
-
-
-def discord_reminders() -> Q:
-    """Every reminder no registered surface owns: the bot process's scope."""
-    scope = Q()
-    for surface in SURFACES.values():
-        scope &= ~surface.reminders()
-    return scope
-
-
-def owned_elsewhere(channel_disc_id: str) -> bool:
-    """Whether the channel belongs to a registered surface (then the bot leaves it alone)."""
-    return any(surface.owns(channel_disc_id) for surface in SURFACES.values())
 
 
 def due_reminder(message: dict[str, Any]) -> DueReminder:

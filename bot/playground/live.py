@@ -26,7 +26,7 @@ from bot.playground.notes import message_notes
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import VoiceTranscript
 from chatcontext.types import Author, DiscordMessage, JSONDict
-from personas.best_effort import send_to_group
+from infrastructure.best_effort import send_to_group
 
 EVENT_TYPE = "playground.event"
 EXCERPT_CHARS = 80
@@ -99,7 +99,7 @@ def message_payloads(
 
 
 async def publish(channel_pk: int, event: dict[str, Any]) -> None:
-    """Send one event to every page showing the channel; best-effort (personas.best_effort): the
+    """Send one event to every page showing the channel; best-effort (infrastructure.best_effort): the
     page misses it when the channel layer is down, the stored messages and records do not."""
     await send_to_group(channel_group(channel_pk), {"type": EVENT_TYPE, "event": event})
 

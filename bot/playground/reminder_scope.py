@@ -1,12 +1,11 @@
 """Which reminders are the playground's: those of its channels, which the web process posts
-(``bot.playground.reminders``). Registered with the other surfaces' reminder schedulers at start-up
-(``bot.apps``), so the bot process leaves them alone without importing the playground."""
+(``bot.playground.reminders``); the bot process takes every other one and leaves these alone
+(``bot.discord.exts.reminders``)."""
 
 from __future__ import annotations
 
 from django.db.models import Q
 
-from bot.conversation.reminder_scheduler import ReminderSurface
 from bot.playground.models import PlaygroundChannel
 
 
@@ -17,6 +16,3 @@ def playground_reminders() -> Q:
 
 def is_playground_channel(channel_disc_id: str) -> bool:
     return PlaygroundChannel.objects.filter(disc_id=channel_disc_id).exists()
-
-
-PLAYGROUND = ReminderSurface("playground", playground_reminders, is_playground_channel)

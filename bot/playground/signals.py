@@ -1,4 +1,4 @@
-"""Forget-me reaches the playground's channels (``personas.actions.user_forgotten``)."""
+"""Forget-me reaches the playground's channels (``community.forget.user_forgotten``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.dispatch import receiver
 from bot.playground.models import PlaygroundMessage
 from bot.playground.store import upload_root
 from chatcontext.models import VoiceTranscript
-from personas.actions import user_forgotten
+from community.forget import user_forgotten
 
 
 @receiver(user_forgotten, dispatch_uid="playground_forget_author")

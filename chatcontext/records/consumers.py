@@ -26,8 +26,8 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from infrastructure.best_effort import FEED, REDIS_ERRORS, send_to_group
 from personas.access import access_group, user_sees_server
-from personas.best_effort import FEED, REDIS_ERRORS, send_to_group
 
 FORBIDDEN = 4403
 # A frame from the browser: these sockets only send (and a frame that is no JSON crashed the consumer).
@@ -61,7 +61,7 @@ def record_summary(record: Any) -> dict[str, Any]:
 
 
 def announce_record(record: Any) -> None:
-    """Best-effort (personas.best_effort): with the channel layer down the record stays stored."""
+    """Best-effort (infrastructure.best_effort): with the channel layer down the record stays stored."""
     async_to_sync(send_to_group)(
         group_name(record.server_id), {"type": "turn.recorded", "record": record_summary(record)}
     )

@@ -1,12 +1,12 @@
-"""chatcontext's side of forget-me and retention (``personas.forgetting``): which prompt records are
-about a user, the voice transcripts those records show they authored, and batched pruning.
-
-Registered from ``ChatcontextConfig.ready``; personas calls it and never imports this app.
+"""The prompt records' side of forget-me and retention (``community.forget``, ``community.retention``):
+which prompt records are about a user, the voice transcripts those records show they authored, and
+batched pruning.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -17,8 +17,14 @@ from django.db.models.expressions import RawSQL
 from chatcontext.records.models import PromptRecord
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.models import VoiceTranscript
-from personas.forgetting import ForgottenRecords
 from personas.provenance import clear_provenance
+
+
+@dataclass(frozen=True)
+class ForgottenRecords:
+    prompt_records: int = 0
+    voice_transcripts: int = 0
+
 
 # Bounded IN lists: SQLite caps bound parameters, and one forgotten user may appear in many records.
 _CHUNK = 500
@@ -79,35 +85,36 @@ def _delete_in_chunks(queryset: QuerySet[Any], field: str, values: Iterable[Any]
     )
 
 
-class PromptRecords:
-    """The ``personas.forgetting.PromptRecordStore`` over ``PromptRecord`` and ``VoiceTranscript``."""
+def forget_records_about(user_disc_id: str) -> ForgottenRecords:
+    """Delete, in the caller's transaction (forget-me's), every prompt record about the user and the
+    voice transcripts of the messages those records show they authored."""
+    message_ids: set[str] = set()
+    attachment_ids: set[str] = set()
+    record_ids: list[int] = []
+    for record_id, snapshot in records_about(user_disc_id).values_list("pk", "snapshot").iterator():
+        record_ids.append(record_id)
+        authored, attachments = _authored_ids(snapshot, user_disc_id)
+        message_ids |= authored
+        attachment_ids |= attachments
+    attachment_ids.discard("")
+    transcripts = VoiceTranscript.objects.all()
+    voice = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
+    voice += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids)
+    # This process's copy of the table would go on serving the transcripts; it lets go once the
+    # rows are gone for good (a rolled-back forget-me leaves both as they were).
+    transaction.on_commit(lambda: shared_cache.forget(message_ids, attachment_ids))
+    deleted = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
+    # A memory or reminder a tool call wrote stops naming the records and the messages that went.
+    clear_provenance(record_ids=record_ids, message_ids=message_ids)
+    return ForgottenRecords(prompt_records=deleted, voice_transcripts=voice)
 
-    def forget(self, user_disc_id: str) -> ForgottenRecords:
-        message_ids: set[str] = set()
-        attachment_ids: set[str] = set()
-        record_ids: list[int] = []
-        for record_id, snapshot in records_about(user_disc_id).values_list("pk", "snapshot").iterator():
-            record_ids.append(record_id)
-            authored, attachments = _authored_ids(snapshot, user_disc_id)
-            message_ids |= authored
-            attachment_ids |= attachments
-        attachment_ids.discard("")
-        transcripts = VoiceTranscript.objects.all()
-        voice = _delete_in_chunks(transcripts, "message_disc_id", message_ids)
-        voice += _delete_in_chunks(transcripts, "attachment_disc_id", attachment_ids)
-        # This process's copy of the table would go on serving the transcripts; it lets go once the
-        # rows are gone for good (a rolled-back forget-me leaves both as they were).
-        transaction.on_commit(lambda: shared_cache.forget(message_ids, attachment_ids))
-        deleted = _delete_in_chunks(PromptRecord.objects.all(), "pk", record_ids)
-        # A memory or reminder a tool call wrote stops naming the records and the messages that went.
-        clear_provenance(record_ids=record_ids, message_ids=message_ids)
-        return ForgottenRecords(prompt_records=deleted, voice_transcripts=voice)
 
-    def prune_batch(self, server_ids: list[int], before: datetime, limit: int) -> int:
-        old = PromptRecord.objects.filter(server_id__in=server_ids, created_at__lt=before)
-        ids = list(old.order_by("pk").values_list("pk", flat=True)[:limit])
-        if ids:
-            with transaction.atomic():
-                PromptRecord.objects.filter(pk__in=ids).delete()
-                clear_provenance(record_ids=ids)
-        return len(ids)
+def prune_batch(server_ids: list[int], before: datetime, limit: int) -> int:
+    """Delete up to ``limit`` records of these servers created before ``before``; how many went."""
+    old = PromptRecord.objects.filter(server_id__in=server_ids, created_at__lt=before)
+    ids = list(old.order_by("pk").values_list("pk", flat=True)[:limit])
+    if ids:
+        with transaction.atomic():
+            PromptRecord.objects.filter(pk__in=ids).delete()
+            clear_provenance(record_ids=ids)
+    return len(ids)

@@ -43,7 +43,7 @@ NOTHING = TurnTokens(0, 0, measured=False)
 
 def got_no_answer(*, error: str, reply_text: str) -> bool:
     """The turn failed before any reply (the provider refused, timed out, was unreachable, or said
-    nothing): it costs nothing, and a server's totals leave it out (``server_usage``)."""
+    nothing): it costs nothing, and a server's totals leave it out (``community.admin.usage``)."""
     return bool(error) and not reply_text
 
 

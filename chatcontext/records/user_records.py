@@ -1,5 +1,5 @@
-"""chatcontext's side of the user view and export (``personas.user_records``): the newest prompt
-records about one user, matched like forget-me matches them (``subject_user_ids``), in the given
+"""The prompt records a user appears in, for the user view and the export (``community.export``): the
+newest prompt records about one user, matched like forget-me matches them (``subject_user_ids``), in the given
 servers. One query; the heavy JSON columns are never read."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from typing import Any
 
 from chatcontext.records.forgetting import records_about
 from personas.times import iso
-from personas.user_records import register_record_finder
 
 
 def newest_records_about(user_disc_id: str, server_ids: frozenset[int] | None, limit: int) -> list[dict[str, Any]]:
@@ -29,7 +28,3 @@ def newest_records_about(user_disc_id: str, server_ids: frozenset[int] | None, l
             "-created_at", "-id"
         ).values_list(*fields)[:limit]
     ]
-
-
-def register() -> None:
-    register_record_finder(newest_records_about)

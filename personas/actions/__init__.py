@@ -2,8 +2,9 @@
 
 Zulip-style actions: one function per intent, each one database transaction, so the admin, the API
 and the bot cannot drift apart in how they enforce limits (data-model.md §2.11, §3) or what
-"forget me" deletes. Callers pass model instances or snowflake strings and the ``Actor`` making the
-write (recorded by the audit trail); nothing here reads a request.
+forget-me deletes of personas' rows (the whole of forget-me is ``community.forget``). Callers pass
+model instances or snowflake strings and the ``Actor`` making the write (recorded by the audit
+trail); nothing here reads a request.
 """
 
 from personas.actions.actor import (
@@ -21,10 +22,8 @@ from personas.actions.errors import (
     ReminderNotRetryable,
 )
 from personas.actions.forget import (
-    ForgetResult,
-    forget_user,
-    preview_forget_user,
-    user_forgotten,
+    ForgottenRows,
+    forget_user_rows,
 )
 from personas.actions.memories import (
     add_personal_memory,
@@ -77,7 +76,7 @@ __all__ = [
     "EDITABLE_USER_FIELDS",
     "ActionError",
     "Actor",
-    "ForgetResult",
+    "ForgottenRows",
     "InvalidLineage",
     "MemoryLimitReached",
     "MemoryTooLong",
@@ -104,9 +103,8 @@ __all__ = [
     "delete_server_memory",
     "delete_user",
     "ensure_user",
-    "forget_user",
+    "forget_user_rows",
     "persona_memory_lineage",
-    "preview_forget_user",
     "recording",
     "register_server",
     "register_user",
@@ -121,5 +119,4 @@ __all__ = [
     "update_personal_memory",
     "update_profile",
     "update_server_memory",
-    "user_forgotten",
 ]

@@ -1,17 +1,17 @@
-"""Forget-me: everything the platform keeps about one Discord user, deleted in one transaction."""
+"""Forget-me's personas part: the user's memories, preferences, reminders, member rows, counters and
+profile text, and their audit trail. The whole of forget-me, with the prompt records and voice
+transcripts about them and their playground messages, is ``community.forget.forget_user``."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
-from django.dispatch import Signal
 
 from personas.actions.actor import Actor, recording
 from personas.actions.versions import bump_user_rows
-from personas.forgetting import RecordsAbout
 from personas.models import (
     PROFILE_FIELDS,
     DiscordUser,
@@ -23,39 +23,18 @@ from personas.models import (
     UserPersonaNamingPreference,
 )
 
-# Sent inside ``forget_user``'s transaction with ``user_disc_id``: an app that keeps people's messages
-# in tables of its own (the playground's channels, bot.playground) deletes them there and returns
-# how many messages it removed.
-user_forgotten = Signal()
-
 
 @dataclass(frozen=True)
-class ForgetResult:
-    """How many rows ``forget_user`` removed or cleared, by kind (counts only, no ids)."""
+class ForgottenRows:
+    """How many of personas' rows ``forget_user_rows`` removed or cleared, by kind (counts only, no ids)."""
 
     personal_memories: int = 0
     server_memories: int = 0
     naming_preferences: int = 0
     reminders: int = 0
-    voice_transcripts: int = 0
-    prompt_records: int = 0
-    channel_messages: int = 0
     member_snapshots: int = 0
     stat_counters: int = 0
     profile_cleared: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def total(self) -> int:
-        return sum(v for v in asdict(self).values() if isinstance(v, int) and not isinstance(v, bool))
-
-
-def records_about(user_disc_id: str) -> RecordsAbout:
-    """The prompt records about this user (chatcontext decides which: ``personas.forgetting``): what
-    forget-me deletes."""
-    return RecordsAbout(str(user_disc_id))
 
 
 def _delete(queryset: QuerySet[Any]) -> int:
@@ -76,23 +55,15 @@ def _delete_history(user: DiscordUser) -> None:
     DiscordUser.history.filter(user_id=user.pk).delete()
 
 
-def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
-    """Delete everything the platform keeps about one Discord user, in one transaction.
+def forget_user_rows(user_disc_id: str, *, actor: Actor) -> ForgottenRows:
+    """Delete what personas keeps about one Discord user, in the caller's transaction (forget-me's,
+    ``community.forget.forget_user``, which documents what forget-me deletes and keeps).
 
     Removed: personal memories, server memories they created, naming preferences, reminders that
-    target them or that they created, their member snapshots and activity counters, every prompt
-    record about them (``records_about``: their words, profile or memories are in its prompt or
-    its snapshot, ``chatcontext.records.store.subject_user_ids``), the voice transcripts of messages
-    those records show they authored, and their messages in the platform's own channels (the
-    ``user_forgotten`` receivers). Their profile text (nickname, pronouns, appearance, ...) is cleared.
-
-    Records are deleted whole, not redacted: a record is the exact prompt of a turn and the snapshot
-    that replays it, and one with the user cut out would be neither. Records that hold only their
-    id (a reactor, a member row without a server nickname, a privacy level) are not about them and
-    are left untouched, so forgetting someone who never spoke costs the server none of its history.
-
-    The audit trail loses the same: every history row of their user row, their memories and the
-    server memories they taught, so no forgotten text survives as an old version.
+    target them or that they created, their member snapshots and activity counters; their profile
+    text (nickname, pronouns, appearance, ...) is cleared. The audit trail loses the same: every
+    history row of their user row, their memories and the server memories they taught, so no
+    forgotten text survives as an old version.
 
     Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
     MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
@@ -114,26 +85,9 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
             reminders = Reminder.objects.filter(user_discord_id=user_disc_id)
         counts["reminders"] = _delete(reminders)
         counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
-
-        forgotten = records_about(user_disc_id).delete()
-        counts["voice_transcripts"] = forgotten.voice_transcripts
-        counts["prompt_records"] = forgotten.prompt_records
         if user is not None:
             _delete_history(user)
-        answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
-        counts["channel_messages"] = sum(n for _, n in answers if isinstance(n, int))
-        if user is not None:
             # Last: the counter's row lock is shared by every user-row write, so it is held only
             # from here to the commit.
             bump_user_rows()
-    return ForgetResult(**counts)
-
-
-def preview_forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
-    """What ``forget_user`` would delete now, with nothing deleted: it runs and its transaction is
-    rolled back, so the preview counts exactly what forget-me removes (there is one definition of
-    what goes). Uploaded files and cached transcripts are let go only on commit, so they stay too."""
-    with transaction.atomic():
-        result = forget_user(user_disc_id, actor=actor)
-        transaction.set_rollback(True)
-    return result
+    return ForgottenRows(**counts)

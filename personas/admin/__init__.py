@@ -3,8 +3,8 @@
 Changelists cost a constant number of queries per page whatever the table size: every column that
 crosses a relation is covered by ``list_select_related`` or a correlated subquery annotation, and
 counts that get expensive on a 10,000-memory server are switched off (``show_full_result_count``).
-Mutations with rules (memory limits, privacy, blacklist, forget-me) go through ``personas.actions``
-so the admin, the API and the bot enforce the same rules.
+Mutations with rules (memory limits, privacy, blacklist) go through ``personas.actions`` and
+forget-me through ``community.forget``, so the admin, the API and the bot enforce the same rules.
 """
 
 from django.contrib import admin

@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from personas.admin.columns import annotate_servers, server_columns
 from personas.admin.common import ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import RecordedAdmin
@@ -204,10 +203,11 @@ class PersonaInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.TabularIn
     extra = 0
 
 
-@admin.register(Server)
 class ServerAdmin(SettingsHistoryMixin, ServerScopedAdminMixin, RecordedAdmin):
     """Moderators view and configure their own servers; only superusers add or delete a server
-    (a deleted server takes every persona, memory and record of it along)."""
+    (a deleted server takes every persona, memory and record of it along).
+
+    Registered by ``community.admin.servers`` (a subclass with each server's usage), not here."""
 
     Media = ConsoleMedia
     server_field = "pk"
@@ -225,13 +225,7 @@ class ServerAdmin(SettingsHistoryMixin, ServerScopedAdminMixin, RecordedAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Server]:
         personas = Persona.objects.filter(server=OuterRef("pk")).order_by().values("server")
         total = Subquery(personas.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField())
-        return annotate_servers(super().get_queryset(request).annotate(persona_total=Coalesce(total, 0)))
-
-    def get_list_display(self, request: HttpRequest) -> list[Any]:
-        # Other apps' figures (personas.admin.columns) sit with the persona count, in view without scrolling.
-        shown = list(super().get_list_display(request))
-        at = shown.index("persona_total") + 1
-        return [*shown[:at], *server_columns(), *shown[at:]]
+        return super().get_queryset(request).annotate(persona_total=Coalesce(total, 0))
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return self.is_superuser_session(request)

@@ -11,7 +11,6 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
@@ -36,7 +35,6 @@ from personas.admin.scoping import (
     ServerScopedAdminMixin,
     scoped_like_admin,
 )
-from personas.admin.user_view import UserViewAdminMixin
 from personas.models import (
     DiscordUser,
     PersonalMemory,
@@ -125,12 +123,14 @@ def _privacy_action(level: PrivacyLevel) -> Any:
     return admin.action(description=f"Set privacy level: {level.label}", permissions=["change"])(set_level)
 
 
-@admin.register(DiscordUser)
-class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAdmin):
+class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAdmin):
     """Discord users and their personalization. A moderator sees the users their servers know, and of
     each user only the memories and naming preferences of their servers' lineages. Users are created
     by the bot; deleting one is for superusers (it would take every server's memories along), while
-    moderators use "forget" — the user's right to erasure, which is not limited to one server."""
+    moderators use "forget" — the user's right to erasure, which is not limited to one server.
+
+    Forget-me and the user view reach prompt records, so ``community.admin.users`` adds them in a
+    subclass and registers that; this class is registered nowhere."""
 
     Media = ConsoleMedia
     form = DiscordUserForm
@@ -141,7 +141,6 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
     readonly_fields = ["what_they_know", "blacklisting", "memories_by_lineage", "created_at", "updated_at"]
     inlines = [PersonalMemoryInline, NamingPreferenceInline]
     actions = [
-        "forget_users",
         "blacklist_users",
         _privacy_action(PrivacyLevel.MINIMAL),
         _privacy_action(PrivacyLevel.PARTIAL),
@@ -219,9 +218,6 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return self.is_superuser_session(request)
-
-    def has_forget_permission(self, request: HttpRequest) -> bool:
-        return self.moderates_any(request)
 
     def has_blacklist_permission(self, request: HttpRequest) -> bool:
         return self.moderates_any(request)
@@ -323,36 +319,6 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
         for preference in formset.deleted_objects:
             actions.delete_naming_preference(preference, actor=actor)
 
-    @admin.action(
-        description="Forget selected users (delete their memories, reminders and prompt records)",
-        permissions=["forget"],
-    )
-    def forget_users(self, request: HttpRequest, queryset: QuerySet[DiscordUser]) -> HttpResponse | None:
-        users = self.confirmable(request, queryset, "Forget-me")
-        if users is None:
-            return None
-        actor = admin_actor(request)
-        if request.POST.get("confirm") != "yes":
-            # Forget-me is not limited to the reader's servers, so neither is the count of what goes:
-            # the API's preview, which runs forget-me and rolls it back.
-            previews = [(user, actions.preview_forget_user(user.user_disc_id, actor=actor)) for user in users]
-            context = {
-                **self.admin_site.each_context(request),
-                "title": f"Forget {users_named(users)}?",
-                "users": [(user, forget_counts([result])) for user, result in previews],
-                "totals": forget_counts([result for _, result in previews]) if len(users) > 1 else None,
-                "opts": self.model._meta,
-                "action_checkbox_name": ACTION_CHECKBOX_NAME,
-                "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
-                "back": return_url(request),
-            }
-            return TemplateResponse(request, "admin/personas/discorduser/forget_confirmation.html", context)
-        results = [actions.forget_user(user.user_disc_id, actor=actor) for user in users]
-        # The prompt records are always counted: "0 prompt records" is what a moderator checks for.
-        summary = ", ".join(f"{n} {kind}" for kind, n in forget_counts(results) if n or kind == "prompt records")
-        self.message_user(request, f"Forgot {users_named(users)}: {summary or 'nothing was stored'}.")
-        return back_or(request, None)
-
     def confirmable(self, request: HttpRequest, queryset: QuerySet[DiscordUser], what: str) -> list[DiscordUser] | None:
         """The users an action with a confirmation page acts on, or None (with a message) when refused.
 
@@ -391,15 +357,6 @@ class DiscordUserAdmin(UserViewAdminMixin, JSONTextFieldsMixin, KnownUserScopedA
             "back": back or reverse("admin:personas_discorduser_changelist", current_app=self.admin_site.name),
         }
         return blacklist_step(request, users, context, back_or(request, None))
-
-
-def forget_counts(results: list[actions.ForgetResult]) -> list[tuple[str, int]]:
-    """What forget-me deletes (or would), every kind in words with its count, summed over users."""
-    totals: dict[str, int] = {}
-    for result in results:
-        for key, value in result.as_dict().items():
-            totals[key] = totals.get(key, 0) + int(value)  # a cleared profile counts one, as in the API's answer
-    return [(key.replace("_", " "), n) for key, n in totals.items()]
 
 
 @admin.register(UserPersonaNamingPreference)

@@ -22,6 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chatcontext.models import PromptRecord
+from community.export import EVERY_PERSONA
 from personas import actions
 from personas.admin import users as users_admin
 from personas.models import (
@@ -32,7 +33,6 @@ from personas.models import (
     PrivacyLevel,
 )
 from personas.models.moderation import BLACKLIST_REASON_CHARS
-from personas.user_export import EVERY_PERSONA
 
 pytestmark = pytest.mark.django_db
 

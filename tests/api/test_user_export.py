@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord
+from community.export import build_user_export
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     PersonalizationBlacklist,
@@ -23,7 +24,6 @@ from personas.models import (
     Reminder,
     ServerMember,
 )
-from personas.user_export import build_user_export
 from tests.api.conftest import bearer
 
 pytestmark = pytest.mark.django_db

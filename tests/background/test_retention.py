@@ -6,9 +6,9 @@ import logging
 from datetime import timedelta
 
 from chatcontext.models import PromptRecord
+from community.retention import prune_prompt_records
+from community.tasks import forget_user
 from personas.models import DiscordUser, PersonalMemory, Reminder, Server, ServerSettings
-from personas.retention import prune_prompt_records
-from personas.tasks import forget_user
 from tests.background.conftest import NOW
 
 AGES_DAYS = (1, 10, 40)
@@ -35,7 +35,7 @@ def test_retention_prunes_only_records_older_than_each_servers_retention(db, cap
         for age in AGES_DAYS:
             record(server, age)
 
-    with caplog.at_level(logging.INFO, logger="personas.retention"):
+    with caplog.at_level(logging.INFO, logger="community.retention"):
         report = prune_prompt_records(now=NOW, batch_size=1)
 
     kept = {

@@ -6,6 +6,7 @@ import pytest
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
+from community.forget import forget_user
 from personas import actions
 from personas.actions import forget as forget_module
 from personas.models import (
@@ -171,7 +172,7 @@ def forgotten_world(server: Server, main_persona: Persona, make_user, make_remin
 
 def test_forget_user_removes_everything_about_them_and_nothing_else(forgotten_world) -> None:
     mina, other = forgotten_world
-    result = actions.forget_user("12", actor=TEST_ACTOR)
+    result = forget_user("12", actor=TEST_ACTOR)
     assert result.as_dict() == {
         "personal_memories": 2,
         "server_memories": 1,
@@ -205,15 +206,18 @@ def test_forget_user_removes_everything_about_them_and_nothing_else(forgotten_wo
 
 
 def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
-    """A failure on the last step (prompt records) leaves every earlier deletion undone."""
+    """A failure on the last step (personas' user-row counter) leaves every earlier deletion undone,
+    the prompt records' (chatcontext's, deleted first) too."""
     mina, _ = forgotten_world
+    records = PromptRecord.objects.count()
 
     def fail(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(forget_module, "records_about", fail)
+    monkeypatch.setattr(forget_module, "bump_user_rows", fail)
     with pytest.raises(RuntimeError):
-        actions.forget_user("12", actor=TEST_ACTOR)
+        forget_user("12", actor=TEST_ACTOR)
+    assert PromptRecord.objects.count() == records
     assert PersonalMemory.objects.filter(user=mina).count() == 2
     assert Reminder.objects.filter(user_discord_id="12").exists()
     mina.refresh_from_db()
@@ -223,7 +227,7 @@ def test_forget_user_is_one_transaction(forgotten_world, monkeypatch) -> None:
 def test_forget_unknown_user_still_removes_reminders_and_records(server: Server, make_reminder) -> None:
     make_reminder(user_discord_id="77")
     _record(server, ["77"])
-    result = actions.forget_user("77", actor=TEST_ACTOR)
+    result = forget_user("77", actor=TEST_ACTOR)
     assert (result.reminders, result.prompt_records, result.profile_cleared) == (1, 1, False)
 
 

@@ -17,7 +17,9 @@ from django.utils import timezone
 
 from bot.discord.exts.members import Member, change_privacy, forget_memory
 from chatcontext.types import PersonaInfo
-from personas import actions, retention
+from community import retention
+from community.forget import forget_user
+from personas import actions
 from personas.models import (
     ActorKind,
     ApiToken,
@@ -204,7 +206,7 @@ def test_forget_me_deletes_the_users_history_rows(world: dict[str, Any]) -> None
     kept = actions.add_personal_memory(other, 0, "someone else", actor=TEST_ACTOR)
     assert PersonalMemory.history.filter(user_id=user.pk).exists()
 
-    actions.forget_user(user.user_disc_id, actor=TEST_ACTOR)
+    forget_user(user.user_disc_id, actor=TEST_ACTOR)
 
     assert not PersonalMemory.history.filter(user_id=user.pk).exists()
     assert not ServerMemory.history.filter(user_id=user.pk).exists()

@@ -12,7 +12,8 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 from simple_history.models import HistoricalChanges
 
-from personas.actions import Actor, forget_user, set_privacy_level, update_personal_memory
+from community.forget import forget_user
+from personas.actions import Actor, set_privacy_level, update_personal_memory
 from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import (
     GLOBAL_LINEAGE_ID,

@@ -8,9 +8,9 @@ import ast
 from pathlib import Path
 
 from tests.foundation.documented import documented_variables
+from tests.paths import PROJECT_PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("botplatform", "bot", "chatcontext", "personas")
 READERS = {"botplatform/settings.py", "personas/management/commands/ensure_admin.py"}
 ENV_HELPERS = {"env_bool", "env_int", "env_tunable", "env_seconds", "http_url"}
 
@@ -42,7 +42,7 @@ def _env_name(node: ast.AST) -> str | None:
 def environment_reads() -> dict[str, set[str]]:
     """Module path → the variables it reads."""
     reads: dict[str, set[str]] = {}
-    for package in PACKAGES:
+    for package in PROJECT_PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             names = {n for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if (n := _env_name(node))}
             if names:

@@ -19,14 +19,14 @@ from django.contrib.auth import get_user_model
 
 from personas.models import Persona, PersonaAttribute, Server, ServerSettings
 from tests.foundation.admin_forms import form_fields, root_request
+from tests.paths import PROJECT_PACKAGES
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_DIRS = ("bot", "botplatform", "chatcontext", "personas")
 # Where a field is stored, shown or copied rather than read.
 NOT_READERS = re.compile(
-    r"^personas/(models/|admin[^/]*\.py$|admin/)|/migrations/|^chatcontext/(repository|types)\.py$"
+    r"^personas/(models/|admin[^/]*\.py$|admin/)|^community/admin/|/migrations/|^chatcontext/(repository|types)\.py$"
 )
 LOADER = ROOT / "chatcontext/repository.py"
 # Form controls, not settings: a parent link and the checkbox that clears the stored key.
@@ -42,7 +42,7 @@ UNREAD_COLUMNS = {
 def _reader_source() -> str:
     files = [
         path
-        for app in APP_DIRS
+        for app in PROJECT_PACKAGES
         for path in sorted((ROOT / app).rglob("*.py"))
         if not NOT_READERS.search(path.relative_to(ROOT).as_posix())
     ]

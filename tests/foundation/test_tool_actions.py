@@ -1,4 +1,4 @@
-"""What a persona may write by itself (``personas.tool_actions``, issue 15): the privacy boundary
+"""What a persona may write by itself (``personas.actions.tool_actions``, issue 15): the privacy boundary
 and the lineage rule, as a property over generated channels and random sequences of tool writes."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from personas import actions, tool_actions
+from personas import actions
 from personas import models as m
+from personas.actions import tool_actions
 from personas.provenance import Provenance, clear_provenance
 from tests.actors import TEST_ACTOR
 from tests.budgets import database_property

@@ -1,4 +1,4 @@
-"""Forget-me leaves no trace (issue 5 acceptance): after ``personas.actions.forget_user``, a search of
+"""Forget-me leaves no trace (issue 5 acceptance): after ``community.forget.forget_user``, a search of
 every text and JSON column of every model finds none of the user's message text or memories,
 although before it they were in live rows and in the stored snapshots and prompt records of two
 servers."""
@@ -20,7 +20,7 @@ from chatcontext.records.store import store_prompt_record
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json
 from chatcontext.voice.cache import shared_cache
-from personas import actions
+from community.forget import forget_user
 from personas.models import ApiToken, DiscordUser, ServerMember
 from tests.actors import TEST_ACTOR
 from tests.inspector.conftest import World, example_doc
@@ -82,7 +82,7 @@ def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
     servers = set(PromptRecord.objects.filter(snapshot__icontains=caption).values_list("server", flat=True))
     assert servers == {world.server_a.pk, world.server_b.pk}
 
-    actions.forget_user(PRIYA, actor=TEST_ACTOR)
+    forget_user(PRIYA, actor=TEST_ACTOR)
 
     assert {needle: traces(needle) for needle in PRIYA_TRACES} == {needle: set() for needle in PRIYA_TRACES}
     # The user row stays (with its privacy level) and unrelated records are kept.
@@ -155,7 +155,7 @@ def test_forgetting_a_member_who_never_posted_leaves_every_record_untouched(
     before = stored_records()
     assert len(before) == 5
 
-    result = actions.forget_user(SORA, actor=TEST_ACTOR)
+    result = forget_user(SORA, actor=TEST_ACTOR)
 
     assert result.prompt_records == 0
     assert stored_records() == before
@@ -168,7 +168,7 @@ def test_forgetting_a_poster_deletes_their_records_and_keeps_the_rest(
     assert PRIYA not in kept.subject_user_ids and TOBIAS in kept.subject_user_ids
     untouched = stored_records()[kept.pk]
 
-    result = actions.forget_user(PRIYA, actor=TEST_ACTOR)
+    result = forget_user(PRIYA, actor=TEST_ACTOR)
 
     assert result.prompt_records == 4
     assert stored_records() == {kept.pk: untouched}
@@ -230,7 +230,7 @@ def test_migration_recomputes_the_subjects_of_records_stored_under_the_old_rule(
     record.refresh_from_db()
     assert SORA not in record.subject_user_ids and "915530273388740999" not in record.subject_user_ids
     assert set(record.subject_user_ids) == set(forget_world["with_sora"].subject_user_ids)
-    assert actions.forget_user(SORA, actor=TEST_ACTOR).prompt_records == 0
+    assert forget_user(SORA, actor=TEST_ACTOR).prompt_records == 0
 
 
 def test_forget_me_also_empties_this_processes_transcript_cache(world: World, django_capture_on_commit_callbacks):
@@ -249,7 +249,7 @@ def test_forget_me_also_empties_this_processes_transcript_cache(world: World, dj
         assert set(shared_cache.get_many([VOICE["id"], others], now_ms=now_ms, ttl_minutes=60)) == {VOICE["id"], others}
 
         with django_capture_on_commit_callbacks(execute=True):
-            result = actions.forget_user(PRIYA, actor=TEST_ACTOR)
+            result = forget_user(PRIYA, actor=TEST_ACTOR)
 
         assert result.voice_transcripts == 1
         assert VOICE["id"] not in shared_cache.entries

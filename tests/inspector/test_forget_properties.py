@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from chatcontext.models import PromptRecord
 from chatcontext.records.store import subject_user_ids
-from personas import actions
+from community.forget import forget_user
 from personas.models import Server
 from tests.actors import TEST_ACTOR
 from tests.budgets import database_property
@@ -158,7 +158,7 @@ def test_forget_me_deletes_exactly_the_records_holding_the_users_data(drafts: li
         for forgotten in order:
             about = {pk for pk, draft in zip(ids, drafts, strict=True) if forgotten in draft.about}
             before = stored()
-            result = actions.forget_user(forgotten, actor=TEST_ACTOR)
+            result = forget_user(forgotten, actor=TEST_ACTOR)
             after = stored()
             assert result.prompt_records == len(about & before.keys()), forgotten
             assert after == {pk: text for pk, text in before.items() if pk not in about}, forgotten

@@ -30,7 +30,7 @@ from django.db import connections
 
 from bot.playground import store
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
-from personas import best_effort
+from infrastructure import best_effort
 from personas.models import Server, ServerModerator
 from tests.bot.conftest import release_worker_connections
 from tests.cast import cast

@@ -1,4 +1,4 @@
-"""Clearing the cache deletes the cache's keys only (personas.best_effort.BestEffortRedisCache.clear).
+"""Clearing the cache deletes the cache's keys only (infrastructure.best_effort.BestEffortRedisCache.clear).
 
 The cache, the channel layer and Celery share one Redis database (``REDIS_URL``). Django's Redis
 cache clears with FLUSHDB, which also dropped the live feeds' groups and reminder occurrences on
@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 from django.core.cache import caches
 
 from botplatform.settings import redis_cache
-from personas import best_effort
+from infrastructure import best_effort
 from personas.reminders_service import REMINDERS_GROUP
 from tests.live.conftest import Layer
 from tests.services import receive_from_sync

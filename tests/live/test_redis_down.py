@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from botplatform.settings import REDIS_URL
 from chatcontext.models import PromptRecord
-from personas import best_effort
+from infrastructure import best_effort
 from personas.models import Server, ServerModerator
 from tests.live.conftest import closed_port
 from tests.live.feed import ROOT, SNAPSHOT, SNAPSHOT_SERVER, SUBPROCESS_SECONDS
@@ -95,7 +95,7 @@ def test_an_outage_logs_one_line_and_skips_calls_until_the_retry_time(monkeypatc
     clock = [1000.0]
     monkeypatch.setattr(best_effort.time, "monotonic", lambda: clock[0])
     outage = best_effort.Outage("live feed", "events are dropped")
-    caplog.set_level(logging.INFO, logger="personas.best_effort")
+    caplog.set_level(logging.INFO, logger="infrastructure.best_effort")
 
     for _ in range(3):
         outage.failed(ConnectionError("127.0.0.1:6379 refused"))

@@ -19,7 +19,7 @@ from django.test import Client
 
 from botplatform.settings import REDIS_URL
 from chatcontext.records.consumers import group_name
-from personas import best_effort
+from infrastructure import best_effort
 from tests.live.conftest import feed_socket
 from tests.live.feed import ROOT
 from tests.playground.conftest import Demo

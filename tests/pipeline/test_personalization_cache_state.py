@@ -29,9 +29,11 @@ from chatcontext.personalization import PersonalizationCache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
 from chatcontext.types import ContextItem
-from personas import actions, tool_actions
+from community.forget import forget_user
+from community.retention import prune_prompt_records
+from personas import actions
 from personas import models as m
-from personas.retention import prune_prompt_records
+from personas.actions import tool_actions
 from tests.actors import TEST_ACTOR
 from tests.pipeline.documents import generate_snapshot, user_id
 
@@ -174,7 +176,7 @@ class CachedTurnsMatchFreshOnes(RuleBasedStateMachine):
             response = self.api.post(self.api_path(n, "forget"), {}, content_type="application/json")
             assert response.status_code in (200, 404), response.content
         else:
-            actions.forget_user(user_id(n), actor=TEST_ACTOR)
+            forget_user(user_id(n), actor=TEST_ACTOR)
 
     @rule(n=PEOPLE)
     def delete_user_by_admin(self, n: int) -> None:

@@ -1,5 +1,5 @@
 """Forget-me reaches the playground (issue 5 forget-me, issue 8 stored channels): after
-``personas.actions.forget_user`` no text column of any model holds what the user wrote in a
+``community.forget.forget_user`` no text column of any model holds what the user wrote in a
 playground channel, their uploads are gone and their reactions are taken back; other people's
 messages stay."""
 
@@ -11,7 +11,7 @@ from bot.playground import store
 from bot.playground.models import PlaygroundMessage
 from chatcontext.models import PromptRecord, VoiceTranscript
 from chatcontext.voice.cache import shared_cache
-from personas import actions
+from community.forget import forget_user
 from tests.actors import TEST_ACTOR
 from tests.inspector.traces import traces
 from tests.playground.conftest import JUN, MINA
@@ -33,7 +33,7 @@ def test_forget_me_removes_a_users_playground_messages_replies_uploads_transcrip
     assert traces(MINA_SAYS) and traces(MINA_VOICE) and (uploads_dir / mina.message.disc_id).is_dir()
 
     with django_capture_on_commit_callbacks(execute=True):  # the files go once the deletion commits
-        result = actions.forget_user(MINA, actor=TEST_ACTOR)
+        result = forget_user(MINA, actor=TEST_ACTOR)
 
     assert result.channel_messages == 2  # her message and the echo reply that quoted it
     assert traces(MINA_SAYS) == set() and traces(MINA_VOICE) == set()

@@ -19,10 +19,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from bot.conversation.reminder_scheduler import ReminderScheduler, discord_reminders, owned_elsewhere
+from bot.conversation.reminder_scheduler import ReminderScheduler
+from bot.discord.exts.reminders import discord_reminders
 from bot.playground import live
 from bot.playground.models import PlaygroundMessage
-from bot.playground.reminder_scope import playground_reminders
+from bot.playground.reminder_scope import is_playground_channel, playground_reminders
 from bot.playground.reminders import PlaygroundReminders
 from bot.playground.service import post_playground_message
 from botplatform.management.commands.serve import Command as ServeCommand
@@ -141,14 +142,14 @@ def test_the_web_and_bot_schedulers_claim_complementary_reminders(tdemo):
     web, bot = Recording(), Recording()
 
     fire_due_reminders(web, scope=playground_reminders())
-    fire_due_reminders(bot, scope=discord_reminders())  # the bot's scope: what no other surface owns
+    fire_due_reminders(bot, scope=discord_reminders())  # the bot's scope: every channel but the playground's
     fire_due_reminders(bot, scope=discord_reminders())
 
     web_ids, bot_ids = [d.reminder_id for d in web.handed], [d.reminder_id for d in bot.handed]
     assert web_ids == [in_playground.pk]  # the demo's own reminders are on Discord channels
     assert on_discord.pk in bot_ids and in_playground.pk not in bot_ids
     assert len(bot_ids) == len(set(bot_ids))
-    assert owned_elsewhere(tdemo.channel.disc_id) and not owned_elsewhere(on_discord.channel_disc_id)
+    assert is_playground_channel(tdemo.channel.disc_id) and not is_playground_channel(on_discord.channel_disc_id)
 
 
 async def test_the_scheduler_ticks_while_started_and_stops(tdemo):

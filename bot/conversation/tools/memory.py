@@ -12,8 +12,9 @@ from pydantic import Field
 
 from bot.conversation.tools.base import Tool, ToolArgs, ToolOutcome, ToolTurn, Unresolved, refusal, resolve_person
 from bot.conversation.tools.notices import notice
-from personas import actions, tool_actions
+from personas import actions
 from personas import models as m
+from personas.actions import tool_actions
 from personas.provenance import Provenance, WrittenRow
 
 _MEMORY_ID = re.compile(r"^\s*([ps])(\d{1,18})\s*$")

@@ -4,7 +4,7 @@ and cancel one.
 ``when`` is an ISO-8601 time the model computes from the prompt's current-time block; without an
 offset it is read in the server's timezone (``ServerSettings.timezone_offset``), so "21:00" in a
 UTC+9 server is 12:00 UTC. A time in the past or more than a year ahead is refused
-(``personas.tool_actions.set_reminder``).
+(``personas.actions.tool_actions.set_reminder``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pydantic import Field
 
 from bot.conversation.tools.base import Tool, ToolArgs, ToolOutcome, ToolTurn, Unresolved, refusal, resolve_person
 from bot.conversation.tools.notices import notice
-from personas import actions, tool_actions
+from personas import actions
 from personas import models as m
+from personas.actions import tool_actions
 from personas.provenance import Provenance, WrittenRow
 
 SELF = "self"

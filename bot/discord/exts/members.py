@@ -19,9 +19,9 @@ from bot.conversation.state import ServerState
 from bot.discord.exts._interactions import interaction_server, reply
 from chatcontext.models import PromptRecord
 from chatcontext.types import PersonaInfo
+from community.export import build_user_export, export_file
 from personas import actions
 from personas import models as m
-from personas.user_export import build_user_export, export_file
 
 PRIVACY_LABELS = {
     m.PrivacyLevel.MINIMAL: "Minimal — personas may use everything they know about you.",
@@ -85,7 +85,7 @@ def change_privacy(member: Member, level: int) -> str:
 
 
 def export_own_data(member: Member) -> tuple[str, bytes]:
-    """The member's own export: every server's, since all of it is theirs (``personas.user_export``)."""
+    """The member's own export: every server's, since all of it is theirs (``community.export``)."""
     user = member.row()
     return export_file(user, build_user_export(user, None))
 

@@ -25,21 +25,24 @@ from typing import TYPE_CHECKING
 import discord
 from channels.db import database_sync_to_async
 from discord.ext import commands
+from django.db.models import Q
 
-from bot.conversation.reminder_scheduler import (
-    ReminderScheduler,
-    discord_reminders,
-    owned_elsewhere,
-    receive_occurrences,
-)
+from bot.conversation.reminder_scheduler import ReminderScheduler, receive_occurrences
 from bot.conversation.reminders import report_failure
 from bot.discord.reminder_turns import reminder_job
+from bot.playground.reminder_scope import is_playground_channel, playground_reminders
 from personas.reminders_service import DueReminder, accept_delivery
 
 if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin
 
 logger = logging.getLogger(__name__)
+
+
+def discord_reminders() -> Q:
+    """This process's scheduler's scope: every reminder but the playground channels', which the web
+    process posts."""
+    return ~playground_reminders()
 
 
 class ChannelMissing(Exception):
@@ -72,12 +75,12 @@ class RemindersCog(commands.Cog):
 
     async def destination(self, due: DueReminder) -> discord.abc.Messageable | None:
         """The channel, or None when this process does not serve it (a playground channel is the web
-        process's, ``bot.conversation.reminder_scheduler.owned_elsewhere``); raises when it is gone."""
+        process's, ``bot.playground.reminder_scope``); raises when it is gone."""
         guild = self.bot.get_guild(int(due.server_disc_id))
         if guild is not None:
             in_guild = guild.get_channel_or_thread(int(due.channel_disc_id))
             if not isinstance(in_guild, discord.abc.Messageable):
-                if await database_sync_to_async(owned_elsewhere)(due.channel_disc_id):
+                if await database_sync_to_async(is_playground_channel)(due.channel_disc_id):
                     return None
                 raise ChannelMissing
             return in_guild

@@ -21,6 +21,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
+from chatcontext.records.user_records import newest_records_about
 from personas.memory_text import persona_name, user_name
 from personas.models import (
     GLOBAL_LINEAGE_ID,
@@ -38,7 +39,6 @@ from personas.models import (
 )
 from personas.placeholders import fill_placeholders
 from personas.times import iso
-from personas.user_records import records_about
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20
@@ -218,7 +218,7 @@ def build_user_export(user: DiscordUser, server_ids: frozenset[int] | None) -> d
     reminders = _reminders(user, server_ids)
     blocks = _blocks(user, server_ids)
     blacklist = _blacklist(user, server_ids)
-    records = records_about(user.user_disc_id, server_ids, RECORD_LIMIT)
+    records = newest_records_about(user.user_disc_id, server_ids, RECORD_LIMIT)
     mentioned = {
         *(p["server_id"] for lineage in memories if not lineage["global"] for p in lineage["read_by"]),
         *(row["server_id"] for row in (*reminders, *blocks, *blacklist, *records)),

@@ -1,5 +1,5 @@
 """The user view of the admin: what the personas know about one user, on the reader's servers, and
-its JSON download — both from ``personas.user_export.build_user_export``, so the page, the download,
+its JSON download — both from ``community.export.build_user_export``, so the page, the download,
 the API and ``/privacy export`` say the same thing.
 
 A moderator sees the servers they moderate and nothing of any other (the user page itself is a 404
@@ -19,11 +19,11 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.http import urlencode
 
+from community.export import EVERY_PERSONA, build_user_export, export_file
 from personas.admin.blacklisting import blacklist_step
 from personas.admin.navigation import return_url, with_next
 from personas.admin.scoping import moderated_lineages, request_principal
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, PrivacyLevel
-from personas.user_export import EVERY_PERSONA, build_user_export, export_file
 
 
 def reader_scope(request: HttpRequest) -> frozenset[int] | None:

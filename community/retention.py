@@ -3,10 +3,10 @@
 Servers are grouped by their retention (a server without a settings row gets the default, 30 days),
 so the work is one delete loop per distinct retention value, not per server. A memory or reminder a
 tool call wrote forgets the record it came from with it (``personas.provenance``, cleared by
-chatcontext's store in the same transaction). Deletes go in batches
+chatcontext's ``prune_batch`` in the same transaction). Deletes go in batches
 of primary keys so a large backlog never holds one long transaction or lock. Log lines carry counts
 only: no server ids, names or record content. The records are chatcontext's; it deletes them
-(``personas.forgetting``).
+(``chatcontext.records.forgetting``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from personas.forgetting import prompt_record_store
+from chatcontext.records.forgetting import prune_batch
 from personas.models import (
     DiscordUser,
     Persona,
@@ -62,10 +62,9 @@ def prune_prompt_records(*, now: datetime | None = None, batch_size: int = DELET
     deleted = 0
     batches = 0
     by_days: dict[int, int] = {}
-    store = prompt_record_store()
     for days, server_ids in sorted(servers_by_retention_days().items()):
         removed_here = 0
-        while removed := store.prune_batch(server_ids, now - timedelta(days=days), batch_size):
+        while removed := prune_batch(server_ids, now - timedelta(days=days), batch_size):
             batches += 1
             removed_here += removed
             logger.info("retention: batch %d deleted %d prompt records (policy %d days)", batches, removed, days)

@@ -1,7 +1,7 @@
 """Turns, tokens and cost per server over the last day and week, for the admin's server list.
 
-Registered on personas' server list (``personas.admin.columns``) when the app is ready: personas
-cannot read prompt records itself. A turn that got no answer is no turn here. Each figure is a
+Shown on the server list by ``community.admin.servers``: personas cannot read prompt records
+itself. A turn that got no answer is no turn here. Each figure is a
 correlated subquery on the records' (server, created_at) index, so the list page stays one query
 whatever the number of servers.
 """
@@ -19,7 +19,6 @@ from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
 from chatcontext.models import PromptRecord
-from personas.admin.columns import ServerColumns, register_server_columns
 from personas.models import Server
 
 PERIODS = {"day": timedelta(days=1), "week": timedelta(days=7)}
@@ -65,5 +64,4 @@ def _column(period: str) -> Any:
     return column
 
 
-def register() -> None:
-    register_server_columns(ServerColumns(annotate=annotate_usage, columns=tuple(_column(p) for p in PERIODS)))
+USAGE_COLUMNS = tuple(_column(p) for p in PERIODS)
