@@ -52,6 +52,7 @@ from personas.actions.moderators import (
     add_moderator,
     check_moderator_username,
 )
+from personas.actions.presets import import_preset
 from personas.actions.reminders import (
     cancel_reminder,
     retry_reminder,
@@ -105,6 +106,7 @@ __all__ = [
     "delete_user",
     "ensure_user",
     "forget_user",
+    "import_preset",
     "persona_memory_lineage",
     "preview_forget_user",
     "recording",
