@@ -57,8 +57,9 @@ class Command(BaseCommand):
         if persona is None:
             self.fail(f"{server} has no persona named '{name}'.")
         actions.import_preset(persona, preset, actor=actions.Actor.system("manage.py import_preset"))
+        sampling = ", ".join(f"{k} {v}" for k, v in preset.sampling.items() if v is not None) or "unchanged"
         notes = f" ({'; '.join(preset.notes)})" if preset.notes else ""
         self.stdout.write(
             f"Imported preset '{preset.name}' for {persona} in {server}: {len(preset.nodes)} prompt nodes, "
-            f"sampling {preset.sampling or 'unchanged'}{notes}."
+            f"sampling {sampling}{notes}."
         )
