@@ -11,7 +11,6 @@ from django.http import HttpRequest
 from personas.admin.common import URL_FIELD_OVERRIDES, ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
 from personas.admin.history import AuditedAdmin
-from personas.admin.presets import PersonaSamplingInline
 from personas.admin.scoping import (
     LineageScopedAdminMixin,
     ServerScopedAdminMixin,
@@ -42,7 +41,7 @@ class PersonaAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, AuditedAdmin):
     list_filter = ["is_alter", "self_debug_enabled", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["persona_nickname", "server__name", "=server__server_disc_id", "=persona_lineage_id"]
     autocomplete_fields = ["server"]
-    inlines = [PersonaAttributeInline, PersonaSamplingInline]
+    inlines = [PersonaAttributeInline]
     fieldsets = [
         (None, {"fields": ["server", "persona_nickname", "is_alter", "persona_lineage_id", "trigger_words"]}),
         ("Character", {"fields": ["persona_prompt", "sample_dialogue", "physical_appearance_tags"]}),

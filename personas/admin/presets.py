@@ -1,5 +1,5 @@
-"""A persona's sampling settings (an inline of its page) and its SillyTavern preset (imported from a
-file on its own page), issue 31 items 4 and 5."""
+"""A persona's sampling settings and its SillyTavern preset (imported from a file), each on a page of
+its own (issue 31 items 4 and 5)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 from personas import actions
 from personas.admin.common import ConsoleMedia
 from personas.admin.fields import JSONTextFieldsMixin
-from personas.admin.history import admin_actor
+from personas.admin.history import RecordedAdmin, admin_actor
 from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import PersonaPreset, PersonaSampling
 from personas.presets import MAX_PRESET_BYTES, PresetError, parse_preset
@@ -23,7 +23,16 @@ from personas.sampling import SamplingError, check_stop
 class PersonaSamplingForm(forms.ModelForm):
     class Meta:
         model = PersonaSampling
-        fields = ["temperature", "top_p", "max_reply_tokens", "presence_penalty", "frequency_penalty", "stop", "seed"]
+        fields = [
+            "persona",
+            "temperature",
+            "top_p",
+            "max_reply_tokens",
+            "presence_penalty",
+            "frequency_penalty",
+            "stop",
+            "seed",
+        ]
 
     def clean_stop(self) -> list[str]:
         stop: list[str] = self.cleaned_data.get("stop") or []
@@ -34,12 +43,18 @@ class PersonaSamplingForm(forms.ModelForm):
         return stop
 
 
-class PersonaSamplingInline(JSONTextFieldsMixin, ServerScopedAdminMixin, admin.StackedInline):
-    model = PersonaSampling
+@admin.register(PersonaSampling)
+class PersonaSamplingAdmin(JSONTextFieldsMixin, ServerScopedAdminMixin, RecordedAdmin):
+    """One row per persona at most; an empty field is not sent (the provider's default applies).
+    Importing a preset sets the fields it carries."""
+
+    Media = ConsoleMedia
     form = PersonaSamplingForm
     server_field = "persona__server"
-    max_num = 1
-    verbose_name_plural = "sampling settings (empty = the provider's default; a preset import sets them)"
+    list_display = ["persona", "temperature", "top_p", "max_reply_tokens", "updated_at"]
+    list_select_related = ["persona__server"]
+    search_fields = ["persona__persona_nickname"]
+    autocomplete_fields = ["persona"]
 
 
 class PresetImportForm(forms.ModelForm):
