@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from bot.playground.service import PlaygroundOutcome, post_playground_message
 from chatcontext.models import PromptRecord
 from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
-from personas.models import PersonaSampling, ServerSettings
+from personas.models import ApiToken, PersonaSampling, ServerSettings
 from tests.bot.fake_llm import FakeLLMServer, ThreadedFakeLLMServer
 from tests.playground.conftest import MINA, Demo
 from tests.presets.test_parse import real_preset
@@ -130,6 +133,25 @@ def test_a_500_a_429_and_a_timeout_each_pass_the_turn_to_the_next_endpoint(demo:
         {"endpoint": "slow-lane", "model": "slow", "answered": False, "failure": "provider timed out"},
         {"endpoint": "spare", "model": "ok", "answered": True},
     ]
+
+
+def test_the_inspector_and_the_api_show_how_the_reply_was_asked_for(
+    demo: Demo, fallbacks: FakeLLMServer, admin_client: Client
+) -> None:
+    PersonaSampling.objects.create(persona=demo.tomori, temperature=0.7)
+    [record] = post(demo, "tomori, still up?").records
+
+    page = unescape(
+        admin_client.get(reverse("admin:chatcontext_promptrecord_change", args=[record.pk])).content.decode()
+    )
+    assert "How the reply was asked for" in page
+    assert "temperature</code> 0.7" in page and "max_reply_tokens</code> 1024" in page
+    assert "<td>slow-lane</td><td>slow</td>" in page and "provider timed out" in page
+    assert "<td>spare</td><td>ok</td>" in page
+    _, token = ApiToken.issue(demo.server, "dash", ApiToken.Scope.READ)
+    detail = Client().get(f"/api/v1/records/{record.pk}", headers={"Authorization": f"Bearer {token}"}).json()
+    assert detail["generation"] == record.generation
+    assert detail["generation"]["endpoints"][-1] == {"endpoint": "spare", "model": "ok", "answered": True}
 
 
 def test_when_every_endpoint_fails_the_turn_fails_with_the_last_ones_error(demo: Demo, fallbacks: FakeLLMServer):
