@@ -9,10 +9,10 @@ value objects from ``chatcontext.types`` so the pure middle never sees a model i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import connections, router
@@ -32,6 +32,8 @@ from chatcontext.types import (
 )
 from personas import models as m
 from personas.sampling import Sampling
+
+T = TypeVar("T")
 
 
 def ms_to_datetime(ms: int) -> datetime:
@@ -117,7 +119,7 @@ def persona_info(persona: m.Persona, *, webhook_id: str | None = None) -> Person
     )
 
 
-def _related(persona: m.Persona, name: str, read: Any) -> Any:
+def _related(persona: m.Persona, name: str, read: Callable[[Any], T]) -> T | None:
     """A persona's optional one-to-one row (its preset, its sampling) through ``read``, None without one."""
     try:
         return read(getattr(persona, name))
