@@ -88,3 +88,14 @@ def test_a_missing_file_exits_2(demo: Demo, tmp_path: Path) -> None:
     status, _, err = run(str(tmp_path / "gone.json"), "--server", DEMO_SERVER_DISC_ID, "--persona", "Tomori")
 
     assert status == 2 and "gone.json: cannot read (No such file or directory)" in err
+
+
+def test_a_huge_file_is_refused_without_reading_it_whole(demo: Demo, tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    with path.open("wb") as handle:
+        handle.truncate(30 * 1024 * 1024)  # 30 MB of NULs, sparse on disk
+
+    status, _, err = run(str(path), "--server", DEMO_SERVER_DISC_ID, "--persona", "Tomori")
+
+    assert status == 2 and err == f"{path}: the file is larger than 2 MiB\n"
+    assert not PersonaPreset.objects.exists()
