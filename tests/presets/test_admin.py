@@ -16,7 +16,7 @@ from django.urls import reverse
 from personas.models import PersonaPreset, PersonaSampling, Server, ServerModerator, ServerSettings
 from tests.foundation.conftest import settings_form
 from tests.playground.conftest import Demo
-from tests.presets.test_parse import DEFAULT, real_preset
+from tests.presets.preset_files import DEFAULT, real_preset
 
 IMPORT = reverse("admin:personas_personapreset_add")
 SAMPLING = reverse("admin:personas_personasampling_add")

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
 from personas.models import PersonaPreset, PersonaSampling
 from tests.playground.conftest import Demo
-from tests.presets.test_parse import DEFAULT, real_preset
+from tests.presets.preset_files import DEFAULT, real_preset
 
 
 def run(*args: str) -> tuple[int, str, str]:

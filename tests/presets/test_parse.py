@@ -4,7 +4,6 @@ shapes SillyTavern writes, and hostile files, each refused with one line and not
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,13 +12,7 @@ from hypothesis import strategies as st
 
 from chatcontext.preset import Preset
 from personas.presets import MAX_PRESET_BYTES, PresetError, parse_preset
-
-FILES = Path(__file__).parent / "files"
-DEFAULT = FILES / "sillytavern-default.json"
-
-
-def real_preset() -> dict[str, Any]:
-    return json.loads(DEFAULT.read_bytes())
+from tests.presets.preset_files import DEFAULT, real_preset
 
 
 def parsed(doc: Any) -> Any:

@@ -22,7 +22,7 @@ from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
 from personas.models import ApiToken, PersonaSampling, ServerSettings
 from tests.bot.fake_llm import FakeLLMServer, ThreadedFakeLLMServer
 from tests.playground.conftest import MINA, Demo
-from tests.presets.test_parse import real_preset
+from tests.presets.preset_files import real_preset
 
 
 @pytest.fixture
