@@ -564,6 +564,7 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
                 fetch_limit=normalize_fetch_limit(server.message_fetch_limit),
             ),
             impersonation=state.impersonation,
+            preset=persona.preset,
             explicit_long_term_memory_intent=state.streaming.explicit_long_term_memory_intent,
             convert_mentions=mention_converter(turn, persona, participants.mentions, req.deps, builder_texts),
         )

@@ -11,9 +11,9 @@ dialogue-adjacent group (participant profile first) once, immediately before the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from chatcontext.types import ContextItem, ContextItemTag, TextPart
 
@@ -67,6 +67,22 @@ class Preset:
     @classmethod
     def from_markers(cls, *identifiers: str) -> Preset:
         return cls(tuple(PresetNode.marker(i) for i in identifiers))
+
+    @classmethod
+    def from_json(cls, nodes: Sequence[Mapping[str, Any]]) -> Preset:
+        """A preset as a persona stores it (``personas.presets``: checked when it was imported)."""
+        return cls(
+            tuple(
+                PresetNode(
+                    identifier=str(node["identifier"]),
+                    is_marker=bool(node["marker"]),
+                    content=str(node.get("content") or ""),
+                    role=node.get("role", "system"),
+                    enabled=bool(node.get("enabled", True)),
+                )
+                for node in nodes
+            )
+        )
 
     def has_marker(self, identifier: str) -> bool:
         return any(n.is_marker and n.enabled and n.identifier == identifier for n in self.nodes)

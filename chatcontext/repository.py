@@ -9,15 +9,17 @@ value objects from ``chatcontext.types`` so the pure middle never sees a model i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import connections, router
 
 from chatcontext import sql
 from chatcontext.participants.naming import NamingPreference
+from chatcontext.preset import Preset
 from chatcontext.types import (
     BlockRow,
     EmojiRow,
@@ -29,6 +31,9 @@ from chatcontext.types import (
     UserRow,
 )
 from personas import models as m
+from personas.sampling import Sampling
+
+T = TypeVar("T")
 
 
 def ms_to_datetime(ms: int) -> datetime:
@@ -109,13 +114,24 @@ def persona_info(persona: m.Persona, *, webhook_id: str | None = None) -> Person
         sample_dialogue=tuple(persona.sample_dialogue or ()),
         self_debug_enabled=persona.self_debug_enabled,
         sprite_names=tuple(sorted({s.sprite_name for s in persona.sprite_messages.all()})),
+        preset=_related(persona, "preset", lambda row: Preset.from_json(row.nodes)),
+        sampling=_related(persona, "sampling", lambda row: row.value()) or Sampling(),
     )
+
+
+def _related(persona: m.Persona, name: str, read: Callable[[Any], T]) -> T | None:
+    """A persona's optional one-to-one row (its preset, its sampling) through ``read``, None without one."""
+    try:
+        return read(getattr(persona, name))
+    except ObjectDoesNotExist:
+        return None
 
 
 def load_personas(server_id: int) -> list[PersonaInfo]:
     """Every persona of the server in catalog order (main first, then alters by id)."""
     personas = (
         m.Persona.objects.filter(server_id=server_id)
+        .select_related("preset", "sampling")
         .prefetch_related("attributes", "sprite_messages")
         .order_by("is_alter", "persona_id")
     )

@@ -10,8 +10,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from personas.sampling import Sampling
+
 if TYPE_CHECKING:  # the target index module reads these types
     from chatcontext.participants.target_index import TurnTargets
+    from chatcontext.preset import Preset
 
 JSONDict = dict[str, Any]
 
@@ -212,6 +215,10 @@ class PersonaInfo:
     has_tools: bool = False
     llm_provider: str = ""
     llm_codename: str = ""
+    # The SillyTavern preset that orders this persona's prompt (participants.md R-17); None: native order.
+    preset: Preset | None = None
+    # How its replies are drawn (sent by the provider, never read by the stage).
+    sampling: Sampling = field(default_factory=Sampling)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ carry counts and failure kinds only, never message text, names or ids.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -41,7 +42,14 @@ from bot.conversation.db import Db
 from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.metering import MeteredProvider
 from bot.conversation.planner import Clock
-from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ProviderConfig, ProviderError
+from bot.conversation.providers import (
+    DeltaSink,
+    GenerationResult,
+    Provider,
+    ProviderConfig,
+    ProviderError,
+    generation_record,
+)
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
 from bot.conversation.tools.base import Tool, ToolTurn
@@ -258,9 +266,8 @@ class TurnRunner:
             await self._notify_failure(outlet, persona, locale)
             return None
 
-        provider = MeteredProvider(
-            self.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
-        )
+        config = dataclasses.replace(job.server.provider, sampling=persona.sampling)
+        provider = MeteredProvider(self.provider_factory(config, persona.persona_nickname), config.endpoint)
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
@@ -313,6 +320,7 @@ class TurnRunner:
             images=prompt.record,
             tool_calls=run.as_json() if tools else None,
             tool_subjects=run.subjects,
+            generation=generation_record(provider),
         )
         if run.written:
             await self.db(attach_prompt_record)(run.written, record.pk)

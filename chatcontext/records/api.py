@@ -125,6 +125,18 @@ class RecordDetailOut(RecordSummaryOut):
                     "error": "",
                     "usage": {"prompt_tokens": 1204, "completion_tokens": 58},
                     "tool_calls": {},
+                    "generation": {
+                        "sampling": {"temperature": 0.8, "max_reply_tokens": 300},
+                        "endpoints": [
+                            {
+                                "endpoint": "platform",
+                                "model": "big-model",
+                                "answered": False,
+                                "failure": "provider returned HTTP 429: Rate limit reached",
+                            },
+                            {"endpoint": "spare", "model": "small-model", "answered": True},
+                        ],
+                    },
                 }
             ]
         }
@@ -149,6 +161,10 @@ class RecordDetailOut(RecordSummaryOut):
     usage: dict[str, Any] = Field(description="The provider's usage report as it sent it; empty when it sent none.")
     tool_calls: dict[str, Any] = Field(
         description="The persona's tool calls of the turn (tools offered, rounds, each call); empty when none."
+    )
+    generation: dict[str, Any] = Field(
+        description="How the reply was asked for: the sampling settings sent and each endpoint tried in order "
+        "(endpoint name, model, whether it answered, why not); empty for the offline echo."
     )
 
 

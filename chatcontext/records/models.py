@@ -59,6 +59,12 @@ class PromptRecord(models.Model):
     # tools, and each call in order (name, arguments, result or refusal, rows written). Empty: the
     # turn offered no tools.
     tool_calls = models.JSONField(default=dict, blank=True)
+    # How the reply was asked for (bot.conversation.providers): the sampling settings sent, and each
+    # endpoint tried in order, with the one that answered and why the others did not. Empty: the
+    # offline echo, or a record written before this column.
+    generation = models.JSONField(
+        default=dict, blank=True, help_text="Sampling sent; which endpoint answered and why others did not."
+    )
 
     class Meta:
         db_table = "prompt_records"

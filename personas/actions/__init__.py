@@ -51,6 +51,7 @@ from personas.actions.moderators import (
     add_moderator,
     check_moderator_username,
 )
+from personas.actions.presets import import_preset
 from personas.actions.reminders import (
     cancel_reminder,
     retry_reminder,
@@ -104,6 +105,7 @@ __all__ = [
     "delete_user",
     "ensure_user",
     "forget_user_rows",
+    "import_preset",
     "persona_memory_lineage",
     "recording",
     "register_server",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Field
 
@@ -92,6 +93,21 @@ def channel_id_problem(item: str) -> str | None:
 
 def channel_id_list_field(**kwargs: Any) -> TextListField:
     return TextListField(hint="Channel IDs (numbers), separated by commas.", item_check=channel_id_problem, **kwargs)
+
+
+def approved_endpoint_problem(item: str) -> str | None:
+    if item in settings.LLM_APPROVED_ENDPOINTS:
+        return None
+    known = ", ".join(settings.LLM_APPROVED_ENDPOINTS) or "none are configured"
+    return f"“{item}” is not an endpoint the operator approved (LLM_APPROVED_ENDPOINTS: {known})."
+
+
+def approved_endpoint_list_field(**kwargs: Any) -> TextListField:
+    return TextListField(
+        hint="Names of approved endpoints, separated by commas, in the order they are tried.",
+        item_check=approved_endpoint_problem,
+        **kwargs,
+    )
 
 
 class LabelledLinesField(forms.CharField):
@@ -204,6 +220,10 @@ JSON_FORM_FIELDS: dict[tuple[str, str], Callable[..., forms.Field]] = {
     ("personas.persona", "naming_suffixes"): StyleMapField,
     ("personas.persona", "naming_address_terms"): StyleMapField,
     ("personas.serversettings", "rp_channel_ids"): channel_id_list_field,
+    ("personas.serversettings", "llm_fallback_endpoints"): approved_endpoint_list_field,
+    ("personas.personasampling", "stop"): lambda **kw: TextListField(
+        hint="Separate them with commas or new lines.", **kw
+    ),
 }
 
 

@@ -72,10 +72,11 @@ PROVIDER_FIELDSET_TITLE = "Model provider (empty = platform default from the env
 # Moderators choose the kind and, among the endpoints the operator approved, where the prompt goes.
 # Only superusers name an endpoint of the server's own and give it a key: a moderator who could set a
 # URL would have the operator's key (or the prompt of every member) sent wherever they like.
-MODERATOR_PROVIDER_FIELDS = ["llm_provider", "llm_endpoint", "own_endpoint"]
+MODERATOR_PROVIDER_FIELDS = ["llm_provider", "llm_endpoint", "llm_fallback_endpoints", "own_endpoint"]
 SUPERUSER_PROVIDER_FIELDS = [
     "llm_provider",
     "llm_endpoint",
+    "llm_fallback_endpoints",
     "llm_base_url",
     "llm_model",
     "llm_api_key",
@@ -105,6 +106,7 @@ class ServerSettingsForm(forms.ModelForm):
             *(f for _, opts in SERVER_SETTINGS_FIELDSETS for f in opts["fields"]),
             "llm_provider",
             "llm_endpoint",
+            "llm_fallback_endpoints",
         ]
         help_texts = {
             "llm_provider": "“Offline echo” repeats the prompt back without calling a model: for demos and tests only."

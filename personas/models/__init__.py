@@ -1,4 +1,5 @@
 from personas.models.access import ApiToken, ServerModerator
+from personas.models.generation import PersonaPreset, PersonaSampling
 from personas.models.history import ActorKind
 from personas.models.memories import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
 from personas.models.moderation import PersonalizationBlacklist, PersonaUserBlock
@@ -44,6 +45,8 @@ __all__ = [
     "Persona",
     "PersonaAttribute",
     "PersonaLineage",
+    "PersonaPreset",
+    "PersonaSampling",
     "PersonaSpriteMessage",
     "PersonaUserBlock",
     "PersonalMemory",

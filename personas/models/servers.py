@@ -243,6 +243,13 @@ class ServerSettings(models.Model):
         default="",
         help_text="An endpoint the operator approved (LLM_APPROVED_ENDPOINTS); empty = the platform's.",
     )
+    llm_fallback_endpoints = models.JSONField(
+        "fallback LLM endpoints",
+        default=list,
+        blank=True,
+        help_text="Approved endpoints tried in this order when the endpoint above times out, is unreachable, "
+        "or answers 429 (too many requests) or a 5xx error.",
+    )
     llm_supports_tools = models.BooleanField(
         "model supports tool calling",
         default=True,

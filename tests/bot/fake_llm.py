@@ -2,6 +2,7 @@
 
 Behaviour is chosen by the requested model name, so one server serves every scenario:
 ``ok`` answers; ``slow`` never answers until the test ends (for timeouts); ``fail`` returns 500;
+``busy`` returns 429 with OpenAI's rate-limit error;
 ``flaky`` returns 500 once per server, then answers; ``notools`` returns 400 to a request that offers
 tools (a model without tool support, in llama.cpp's words); ``unauthorized`` returns 401 quoting
 the request's key back as OpenAI does; ``overflow`` streams an error event (llama.cpp's context
@@ -38,7 +39,7 @@ UNSTORABLE_ARGUMENTS = '{"user": "ann\x00", "content": "cat\\u0000 called \\ud80
 
 
 ScriptEntry = str | list[tuple[str, str]]
-MODELS = frozenset({"ok", "slow", "fail", "flaky", "notools", "unauthorized", "overflow"})
+MODELS = frozenset({"ok", "slow", "fail", "flaky", "busy", "notools", "unauthorized", "overflow"})
 
 
 def error_response(status: int, message: str, kind: str) -> web.Response:
@@ -99,6 +100,8 @@ class FakeLLMServer:
         if model == "fail" or (model == "flaky" and not self._flaky_failed):
             self._flaky_failed = True
             return error_response(500, "llama_decode failed: out of memory", "server_error")
+        if model == "busy":
+            return error_response(429, "Rate limit reached for requests per min: Limit 3, Used 3", "requests")
         if model == "notools" and body.get("tools"):
             return error_response(400, "tools param requires --jinja flag", "invalid_request_error")
         if model == "unauthorized":

@@ -37,6 +37,8 @@ from personas.models import (
     PersonaLineage,
     PersonalizationBlacklist,
     PersonalMemory,
+    PersonaPreset,
+    PersonaSampling,
     PersonaUserBlock,
     PrivacyLevel,
     Reminder,
@@ -152,6 +154,8 @@ def build_side(mark: str, disc: int, moderator: Any) -> Side:
             DeletedPersonalMemory,
             PersonalMemory.objects.create(user=user, persona_lineage_id=lineage, content=f"{mark} forgotten tea"),
         ),
+        "personasampling": PersonaSampling.objects.create(persona=persona, temperature=0.5),
+        "personapreset": PersonaPreset.objects.create(persona=persona, name=f"{mark} preset.json"),
         "deletedservermemory": deleted(
             DeletedServerMemory,
             ServerMemory.objects.create(server=server, persona_lineage_id=lineage, content=f"{mark} old rule"),

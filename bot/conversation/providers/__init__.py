@@ -19,9 +19,11 @@ from bot.conversation.providers.base import (
     to_chat_messages,
 )
 from bot.conversation.providers.echo import EchoProvider
-from bot.conversation.providers.openai_compat import OpenAICompatProvider, one_line
-from chatcontext.types import ContextItem, TextPart
+from bot.conversation.providers.fallback import EndpointChain
+from bot.conversation.providers.openai_compat import ATTEMPTS, OpenAICompatProvider, one_line
+from chatcontext.types import ContextItem, JSONDict, TextPart
 from personas.models import ServerSettings
+from personas.sampling import Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +31,7 @@ __all__ = [
     "DeltaSink",
     "EchoProvider",
     "Endpoint",
+    "EndpointChain",
     "GenerationResult",
     "OpenAICompatProvider",
     "Provider",
@@ -38,6 +41,7 @@ __all__ = [
     "ToolSpec",
     "build_provider",
     "check_connection",
+    "generation_record",
     "provider_config",
     "server_endpoint",
     "to_chat_messages",
@@ -79,6 +83,15 @@ class ProviderConfig:
     # The server's model takes tool calls (ServerSettings.llm_supports_tools); off: it is sent none.
     tools: bool = True
     max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
+    # Asked in order when the endpoint above times out, cannot be reached, or answers 429 or a 5xx.
+    fallbacks: tuple[Endpoint, ...] = ()
+    # The answering persona's settings (the runner sets them per persona turn).
+    sampling: Sampling = field(default_factory=Sampling)
+
+    @property
+    def endpoints(self) -> tuple[Endpoint, ...]:
+        own = Endpoint(name=self.endpoint, base_url=self.base_url, api_key=self.api_key, model=self.model)
+        return (own, *self.fallbacks)
 
 
 def platform_endpoint() -> Endpoint:
@@ -103,6 +116,20 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
     return platform_endpoint()
 
 
+def fallback_endpoints(server_settings: ServerSettings | None, primary: Endpoint) -> tuple[Endpoint, ...]:
+    """The server's fallback list as endpoints, in its order: approved endpoints only (a name the
+    operator no longer configures is skipped, as is the primary itself)."""
+    names = server_settings.llm_fallback_endpoints if server_settings else []
+    endpoints = []
+    for name in dict.fromkeys(names or ()):
+        approved = settings.LLM_APPROVED_ENDPOINTS.get(name)
+        if approved is None:
+            logger.warning("a fallback endpoint is not configured any more; skipped")
+        elif name != primary.name:
+            endpoints.append(Endpoint(name=name, **approved))
+    return tuple(endpoints)
+
+
 def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
     """Resolve the provider of one server (``server_endpoint``).
 
@@ -122,19 +149,41 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         model=endpoint.model,
         timeout_s=settings.LLM_TIMEOUT_SECONDS,
         tools=server_settings.llm_supports_tools if server_settings else True,
+        fallbacks=() if kind == "echo" else fallback_endpoints(server_settings, endpoint),
     )
 
 
 def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: float = 0.0) -> Provider:
+    """The echo, or the server's endpoints in order (``EndpointChain``): with fallbacks, each endpoint
+    is asked once and the next one replaces the retry; alone, it keeps its one retry."""
     if config.kind == "echo":
         return EchoProvider(persona_name, pace_s=echo_pace_s)
-    return OpenAICompatProvider(
-        base_url=config.base_url,
-        api_key=config.api_key,
-        model=config.model,
-        timeout_s=config.timeout_s,
-        max_reply_tokens=config.max_reply_tokens,
+    endpoints = config.endpoints
+    attempts = ATTEMPTS if len(endpoints) == 1 else 1
+    return EndpointChain(
+        [
+            (
+                endpoint.name,
+                OpenAICompatProvider(
+                    base_url=endpoint.base_url,
+                    api_key=endpoint.api_key,
+                    model=endpoint.model,
+                    timeout_s=config.timeout_s,
+                    max_reply_tokens=config.max_reply_tokens,
+                    sampling=config.sampling,
+                    attempts=attempts,
+                ),
+            )
+            for endpoint in endpoints
+        ]
     )
+
+
+def generation_record(provider: Provider) -> JSONDict:
+    """How a turn's reply was asked for, for its prompt record: empty for a provider that keeps no
+    such account (the echo, a test's stand-in)."""
+    record = getattr(provider, "generation_record", None)
+    return record() if record is not None else {}
 
 
 # A connection test is one short request; it should not hold an admin page for LLM_TIMEOUT_SECONDS twice.
@@ -151,7 +200,8 @@ class ConnectionCheck:
 async def check_connection(config: ProviderConfig) -> ConnectionCheck:
     """One small request to the endpoint of ``config`` (a superuser's *Test connection*)."""
     timeout_s = min(config.timeout_s, CHECK_TIMEOUT_SECONDS)
-    provider = build_provider(dataclasses.replace(config, timeout_s=timeout_s), "Tomori")
+    # The server's endpoint itself: a fallback answering would hide that it fails.
+    provider = build_provider(dataclasses.replace(config, timeout_s=timeout_s, fallbacks=()), "Tomori")
     try:
         result = await provider.generate(CHECK_PROMPT, stream=False)
     except ProviderError as exc:

@@ -75,7 +75,12 @@ class GenerationResult:
 
 class ProviderError(Exception):
     """Generation failed after the allowed retry. The message is short, carries no prompt text, and
-    is what the prompt record keeps as its error."""
+    is what the prompt record keeps as its error. ``fallback``: the endpoint failed in a way another
+    endpoint may not (a timeout, no connection, a 429 or a 5xx), so a server's next one is tried."""
+
+    def __init__(self, message: str, *, fallback: bool = False) -> None:
+        super().__init__(message)
+        self.fallback = fallback
 
 
 class Provider(Protocol):

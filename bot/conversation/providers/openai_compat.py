@@ -2,9 +2,11 @@
 llama.cpp, Ollama), with the `openai` SDK.
 
 One attempt is bounded by ``timeout_s`` end to end (a stream that stalls counts); a timeout, a
-connection failure, a 429 or a 5xx is retried exactly once, immediately. Anything else fails at
-once. Log lines carry the failure kind and status only, never prompt or response text; the error
-of the turn's record adds the provider's own message (``provider_message``: one bounded line,
+connection failure, a 429 or a 5xx is retried exactly once, immediately (when a server has fallback
+endpoints, the next endpoint is tried instead: ``bot.conversation.providers.fallback``). Anything
+else fails at once. Every request carries the persona's sampling settings that are set. Log lines
+carry the failure kind and status only, never prompt or response text; the error of the turn's
+record adds the provider's own message (``provider_message``: one bounded line,
 keys removed), which moderators read in the inspector.
 
 Tools go out as ``tools`` with ``tool_choice: auto``; the calls come back whole from a completion
@@ -38,6 +40,7 @@ from bot.conversation.providers.base import (
 )
 from chatcontext.storable import storable_text
 from chatcontext.types import ContextItem
+from personas.sampling import Sampling
 
 logger = logging.getLogger(__name__)
 
@@ -170,15 +173,37 @@ def reply_limit_parameter(base_url: str) -> str:
     return "max_completion_tokens" if urlsplit(base_url or DEFAULT_BASE_URL).hostname == OPENAI_HOST else "max_tokens"
 
 
+def sampling_options(sampling: Sampling, limit_parameter: str) -> dict[str, Any]:
+    """The request's sampling fields: those set, under OpenAI's names (the reply cap under
+    ``limit_parameter``, which the caller has capped already: ``Sampling.capped``)."""
+    sent = sampling.as_json()
+    options: dict[str, Any] = {limit_parameter: sent.pop("max_reply_tokens")} if "max_reply_tokens" in sent else {}
+    return options | sent
+
+
 class OpenAICompatProvider:
     name = "openai"
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float, max_reply_tokens: int) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout_s: float,
+        max_reply_tokens: int,
+        sampling: Sampling | None = None,
+        attempts: int = ATTEMPTS,
+    ) -> None:
+        """``sampling``: the persona's settings, none by default (their reply cap at most ``max_reply_tokens``);
+        ``attempts``: 1 when a fallback endpoint follows, which is tried instead of a retry."""
         self.model_name = model
-        self.max_reply_tokens = max_reply_tokens
+        self.sampling = (sampling or Sampling()).capped(max_reply_tokens)
         self.timeout_s = timeout_s
+        self.attempts = attempts
         self._client_key: ClientKey = (base_url, api_key, timeout_s)
         self.reply_limit_parameter = reply_limit_parameter(base_url)
+        self.sampling_options = sampling_options(self.sampling, self.reply_limit_parameter)
         self.request_headers: dict[str, str | openai.Omit] = {} if api_key else NO_AUTHORIZATION
 
     supports_tools = True
@@ -207,7 +232,7 @@ class OpenAICompatProvider:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     options = {"tools": offered, "tool_choice": tool_choice} if offered else {}
-                    options[self.reply_limit_parameter] = self.max_reply_tokens
+                    options.update(self.sampling_options)
                     if stream:
                         text, usage, calls = await self._stream(messages, options, on_delta)
                     else:
@@ -217,9 +242,10 @@ class OpenAICompatProvider:
                     logger.info("provider refused the tools (%s); asking once without them", _describe(exc))
                     offered, refused = [], True
                     continue
-                if attempt >= ATTEMPTS or not _is_retryable(exc):
+                if attempt >= self.attempts or not _is_retryable(exc):
                     logger.warning("generation failed after %d attempt(s): %s", attempt, _describe(exc))
-                    raise ProviderError(_failure(exc, api_key=self._client_key[1])) from exc
+                    failure = _failure(exc, api_key=self._client_key[1])
+                    raise ProviderError(failure, fallback=_is_retryable(exc)) from exc
                 logger.info("generation attempt %d failed (%s); retrying once", attempt, _describe(exc))
                 attempt += 1
                 continue
