@@ -38,6 +38,7 @@ from django.conf import settings
 
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
+from bot.conversation.emojis import render_custom_emojis
 from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.metering import MeteredProvider
 from bot.conversation.planner import Clock
@@ -52,6 +53,7 @@ from bot.conversation.tools.notices import Notice
 from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
+from chatcontext.records.commands import TurnCommand
 from chatcontext.records.store import store_prompt_record
 from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transport import ChatTransport
@@ -151,7 +153,9 @@ class TurnJob(Generic[R]):
     trigger author's rows, None when they have none (a reminder turn anchored on the message of
     someone never registered); ``triggerer`` is the author as a member of the server, None in a DM
     or for a synthetic trigger. ``posted_by``: the staff account that posted the trigger as the
-    member (the playground), which the audit trail of the turn's tool writes names.
+    member (the playground), which the audit trail of the turn's tool writes names. ``command``: what
+    a slash command or button made of the turn (``/impersonate``, ``/scene``, Regenerate), kept on its
+    prompt records.
     """
 
     locked_turn: LockedTurn
@@ -161,6 +165,7 @@ class TurnJob(Generic[R]):
     author: AuthorState | None
     triggerer: MemberInfo | None = None
     posted_by: int | None = None
+    command: TurnCommand | None = None
 
     @classmethod
     def answering(
@@ -278,9 +283,10 @@ class TurnRunner:
             turn_tools=turn_tools,
             run=run,
         )
-        # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
+        # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions)
+        # and its :name: shortcodes into the server's emojis (bot.conversation.emojis).
         index, _ = collect_target_index(ctx.context_items)
-        reply_text = ping_handles(result.text.strip(), index) if result else ""
+        reply_text = render_custom_emojis(ping_handles(result.text.strip(), index), ctx.loaded_emojis) if result else ""
         reply: R | None = None
         if reply_text:
             try:
@@ -316,6 +322,7 @@ class TurnRunner:
             images=prompt.record,
             tool_calls=run.as_json() if tools else None,
             tool_subjects=run.subjects,
+            command=job.command.as_json() if job.command else None,
         )
         if run.written:
             await self.db(attach_prompt_record)(run.written, record.pk)

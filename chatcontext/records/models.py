@@ -59,6 +59,10 @@ class PromptRecord(models.Model):
     # tools, and each call in order (name, arguments, result or refusal, rows written). Empty: the
     # turn offered no tools.
     tool_calls = models.JSONField(default=dict, blank=True)
+    # What a slash command or button made of this turn (chatcontext.records.commands): its name, who
+    # asked, what it did in words, and for a regenerated reply the record of the version it replaced.
+    # Empty: an ordinary turn.
+    command = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "prompt_records"

@@ -108,6 +108,10 @@ def subject_user_ids(output: Mapping[str, Any], snapshot: Mapping[str, Any], *, 
     return list(seen)
 
 
+def _asker(command: JSONDict | None) -> list[str]:
+    return [str(command["by"])] if command and command.get("by") else []
+
+
 def store_prompt_record(
     ctx: ChatTurnContext,
     *,
@@ -122,6 +126,7 @@ def store_prompt_record(
     images: JSONDict | None = None,
     tool_calls: JSONDict | None = None,
     tool_subjects: Iterable[str] = (),
+    command: JSONDict | None = None,
 ) -> PromptRecord:
     """Write one prompt record in one transaction on the live database.
 
@@ -129,6 +134,8 @@ def store_prompt_record(
     internal ids, so a turn assembled on the replay database records against the live rows.
     Raises ``Server.DoesNotExist`` when the server is not registered here. ``tool_calls`` are the
     persona's tool calls; the people they were about (``tool_subjects``) are subjects of the record.
+    ``command``: what a command made of the turn (``chatcontext.records.commands.TurnCommand``); who
+    asked is a subject too.
     """
     output = turn_output(ctx)
     items = []
@@ -177,7 +184,10 @@ def store_prompt_record(
             cost=turn_cost(counted, input_price=prices.llm_input_price, output_price=prices.llm_output_price),
             images=images or {},
             tool_calls=tool_calls or {},
+            command=command or {},
             subject_user_ids=list(
-                dict.fromkeys([*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects])
+                dict.fromkeys(
+                    [*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects, *_asker(command)]
+                )
             ),
         )

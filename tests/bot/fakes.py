@@ -143,6 +143,16 @@ class FakeResponse:
 
 
 @dataclass
+class FakeFollowup:
+    """``Interaction.followup``: what is said after the first answer (a command's turn that failed)."""
+
+    sent: list[tuple[str, bool]] = field(default_factory=list)
+
+    async def send(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        self.sent.append((content, ephemeral))
+
+
+@dataclass
 class FakeInteraction:
     """The attributes the command handlers read from ``discord.Interaction``."""
 
@@ -150,6 +160,7 @@ class FakeInteraction:
     guild: discord.Guild | None
     channel_id: int
     response: FakeResponse = field(default_factory=FakeResponse)
+    followup: FakeFollowup = field(default_factory=FakeFollowup)
 
     @property
     def guild_id(self) -> int | None:
