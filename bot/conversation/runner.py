@@ -55,6 +55,7 @@ from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.commands import TurnCommand
 from chatcontext.records.store import store_prompt_record
+from chatcontext.regeneration import REGENERATE
 from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
@@ -135,6 +136,11 @@ class Outlet(Protocol[R_co]):
     async def react(self, message_id: str, emoji: str) -> None:
         """React to a message of the channel as the bot; raises ``DeliveryRefused``."""
 
+    async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
+        """After the reply of a turn that offers fast regeneration (``chatcontext.regeneration``) was
+        delivered and recorded as ``record_id``: record the messages it was posted as (BC9-06) and
+        show the Regenerate action on it; raises ``DeliveryRefused``."""
+
 
 def message_turn(message: DiscordMessage, personas: tuple[PersonaInfo, ...]) -> LockedTurn:
     """The locked turn of an admitted message: ``personas`` answer it."""
@@ -192,7 +198,8 @@ class TurnResult(Generic[R]):
 
 
 def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of the ``index``-th persona of the job."""
+    """The ``ChatTurn`` of the ``index``-th persona of the job. Every surface offers Regenerate on a
+    reply (``chatcontext.regeneration`` decides for which turns)."""
     outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
@@ -217,6 +224,7 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         triggerer_formatted_name=name.formatted,
         triggerer_address_term=name.address_term,
         is_self_message=trigger.author.id == bot_user.id,
+        fast_regeneration_actions=(REGENERATE,),
     )
 
 
@@ -328,6 +336,11 @@ class TurnRunner:
             await self.db(attach_prompt_record)(run.written, record.pk)
         if turn_tools is not None:
             await self.db(name_prompt_record)(turn_tools.actor, record.pk)
+        if reply is not None and ctx.fast_regeneration_recorder is not None:
+            try:
+                await outlet.offer_regeneration(ctx, record.pk)
+            except DeliveryRefused as exc:
+                logger.warning("regenerate action not shown (%s)", exc)
         return TurnResult(record, reply)
 
     async def _generate(

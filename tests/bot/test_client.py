@@ -28,7 +28,9 @@ def test_every_cog_module_in_exts_is_loaded_and_helpers_are_not():
         "bot.discord.exts.impersonate",
         "bot.discord.exts.members",
         "bot.discord.exts.moderation",
+        "bot.discord.exts.regenerate",
         "bot.discord.exts.reminders",
+        "bot.discord.exts.scene",
     ]
 
 

@@ -62,16 +62,22 @@ async def test_the_emoji_list_follows_the_guild_on_ready_and_on_every_update(har
     assert kept.emoji_desc == "a friendly wave"
 
 
-async def test_a_reply_shortcode_is_posted_and_recorded_as_the_servers_emoji(harness, llm_server):
+async def reply_with_the_wave(harness, llm_server, reply_text: str, **settings: object) -> discord.Emoji:
+    """A server whose guild has the emoji ``blobwave`` (synced by an emoji update), answering a
+    trigger with ``reply_text``."""
     guild = harness.guild
     await run_db(setup_server, guild)
-    await run_db(use_llm, guild.id, llm_server)
+    await run_db(use_llm, guild.id, llm_server, **settings)
     wave = guild_emoji(guild, "blobwave")
     harness.bot.dispatch("guild_emojis_update", guild, [], [wave])
     await dpytest.run_all_events()
-    llm_server.reply_text = "Good evening :blobwave: :nosuch:"
-
+    llm_server.reply_text = reply_text
     await dpytest.message("tomori, hello!", member=harness.member(0))
+    return wave
+
+
+async def test_a_reply_shortcode_is_posted_and_recorded_as_the_servers_emoji(harness, llm_server):
+    wave = await reply_with_the_wave(harness, llm_server, "Good evening :blobwave: :nosuch:")
 
     [reply] = sent_messages()
     assert reply.content == f"Good evening <:blobwave:{wave.id}> :nosuch:"
@@ -82,15 +88,7 @@ async def test_a_reply_shortcode_is_posted_and_recorded_as_the_servers_emoji(har
 
 
 async def test_with_emoji_usage_off_a_shortcode_stays_text(harness, llm_server):
-    guild = harness.guild
-    await run_db(setup_server, guild)
-    await run_db(use_llm, guild.id, llm_server, emoji_usage_enabled=False)
-    wave = guild_emoji(guild, "blobwave")
-    harness.bot.dispatch("guild_emojis_update", guild, [], [wave])
-    await dpytest.run_all_events()
-    llm_server.reply_text = "Good evening :blobwave:"
-
-    await dpytest.message("tomori, hello!", member=harness.member(0))
+    await reply_with_the_wave(harness, llm_server, "Good evening :blobwave:", emoji_usage_enabled=False)
 
     [reply] = sent_messages()
     assert reply.content == "Good evening :blobwave:"

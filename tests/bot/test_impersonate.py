@@ -4,16 +4,22 @@ tools offered, posted through the webhook as the member, recorded with what the 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import discord.ext.test as dpytest
 import pytest
+from django.db import transaction
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bot.discord.exts.impersonate import without_name_prefix
+from bot.discord.exts.impersonate import refusal, without_name_prefix
 from chatcontext.models import PromptRecord
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR
 from tests.bot.fakes import FakeInteraction, run_db
 from tests.bot.test_tools import records, sent_messages, setup
+from tests.budgets import database_property
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -110,3 +116,44 @@ def test_the_name_prefix_is_removed_once_and_only_at_the_start():
     assert without_name_prefix("  ann :hello", ["Ann", ""]) == "hello"
     assert without_name_prefix("Annie: hello", ["Ann"]) == "Annie: hello"
     assert without_name_prefix("hello", ["Ann"]) == "hello"
+
+
+@database_property
+@given(
+    asker_level=st.sampled_from(list(m.PrivacyLevel)),
+    target_level=st.sampled_from(list(m.PrivacyLevel)),
+    consent=st.sampled_from([None, False, True]),  # None: the target has no row at all
+    blacklisted=st.booleans(),
+    bot=st.booleans(),
+)
+def test_only_a_consenting_not_full_not_blacklisted_person_is_ever_impersonated(
+    asker_level, target_level, consent, blacklisted, bot
+):
+    """The privacy boundary of /impersonate over every combination: refused unless the target is a
+    person who allowed it, is not privacy-Full nor blacklisted, and the asker is not privacy-Full."""
+    asker = SimpleNamespace(id=1001, name="asker", display_name="Asker", bot=False)
+    target = SimpleNamespace(id=1002, name="target", display_name="Target", bot=bot)
+    with transaction.atomic():
+        server = actions.register_server(
+            "4400", name="s", is_dm=False, locale=None, main_persona_nickname="T", actor=TEST_ACTOR
+        )
+        actions.set_privacy_level(
+            actions.register_user("1001", username="asker", global_name=None, actor=TEST_ACTOR),
+            asker_level,
+            actor=TEST_ACTOR,
+        )
+        if consent is not None:
+            user = actions.register_user("1002", username="target", global_name=None, actor=TEST_ACTOR)
+            m.DiscordUser.objects.filter(pk=user.pk).update(privacy_level=target_level, allow_impersonation=consent)
+        if blacklisted:
+            actions.add_to_blacklist(server, "1002", actor=TEST_ACTOR)
+        why = refusal(server.pk, asker, target)
+        transaction.set_rollback(True)
+    allowed = (
+        consent is True
+        and not bot
+        and target_level != m.PrivacyLevel.FULL
+        and not blacklisted
+        and asker_level != m.PrivacyLevel.FULL
+    )
+    assert (why is None) == allowed
