@@ -9,9 +9,13 @@ import discord
 import discord.ext.test as dpytest
 import pytest
 
+from bot.discord.exts._interactions import FULL_ASKER
 from bot.discord.exts.scene import ENDED, STOPPING, WHO_MAY, WHO_MAY_STOP, StopSceneButton
 from chatcontext.models import PromptRecord
-from tests.bot.fakes import FakeInteraction
+from personas import actions
+from personas import models as m
+from tests.actors import TEST_ACTOR
+from tests.bot.fakes import FakeInteraction, run_db
 from tests.bot.test_tools import records, sent_messages, setup
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,6 +110,14 @@ async def test_members_without_manage_messages_and_bad_casts_are_refused(harness
     await make_director(harness, 1)
     assert "Not a persona here: Zed" in (await start(harness, 1, "Tomori, Zed", 2)).reply
     assert "You named 1." in (await start(harness, 1, "Tomori, tomori", 2)).reply
+    member = harness.member(1)
+
+    def full() -> None:
+        user = actions.register_user(str(member.id), username=member.name, global_name=None, actor=TEST_ACTOR)
+        actions.set_privacy_level(user, m.PrivacyLevel.FULL, actor=TEST_ACTOR)
+
+    await run_db(full)
+    assert (await start(harness, 1, "Tomori, Ellen", 2)).reply == FULL_ASKER
 
     assert sent_messages() == [] and llm_server.requests == []
     assert await PromptRecord.objects.acount() == 0

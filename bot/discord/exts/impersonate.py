@@ -25,7 +25,7 @@ from bot.conversation.runner import TurnJob
 from bot.conversation.state import ServerState
 from bot.discord.command_turns import channel_anchor
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, split_message
-from bot.discord.exts._interactions import interaction_server, reply
+from bot.discord.exts._interactions import FULL_ASKER, interaction_server, reply
 from bot.discord.turns import DiscordOutlet, refused
 from chatcontext import repository
 from chatcontext.records.commands import TurnCommand
@@ -48,7 +48,7 @@ def refusal(server_id: int, asker: discord.abc.User, target: discord.abc.User) -
     rows = repository.load_user_rows([str(asker.id), str(target.id)])
     asker_row, target_row = rows.get(str(asker.id)), rows.get(str(target.id))
     if asker_row is not None and asker_row.privacy_level == m.PrivacyLevel.FULL:
-        return "Your privacy level is Full: your messages never reach a persona, so you cannot start a persona turn."
+        return FULL_ASKER
     consent = m.DiscordUser.objects.filter(user_disc_id=str(target.id), allow_impersonation=True).exists()
     if target_row is None or not consent:
         return (

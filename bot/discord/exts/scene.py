@@ -29,7 +29,7 @@ from bot.conversation.state import ServerState
 from bot.conversation.tools.notices import notice
 from bot.discord.command_turns import channel_anchor
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, notice_embed, send_as_persona
-from bot.discord.exts._interactions import interaction_server, reply
+from bot.discord.exts._interactions import FULL_ASKER, interaction_server, reply
 from bot.discord.turns import DiscordOutlet, refused
 from chatcontext import repository
 from chatcontext.records.commands import TurnCommand
@@ -43,7 +43,6 @@ MAX_ROUNDS = 5
 MAX_TOPIC = 500
 WHO_MAY = "Only members with Manage Messages can start a scene: it posts many messages and costs many model calls."
 WHO_MAY_STOP = "Only {name}, who started this scene, or members with Manage Messages can stop it."
-FULL_ASKER = "Your privacy level is Full: your messages never reach a persona, so you cannot start a persona turn."
 GUILD_ONLY = "/scene works in a server's channels only."
 PICK = "Name two or three different personas of this server, separated by commas (for example: Tomori, Ellen). {why}"
 ENDED = "This scene has already ended."
