@@ -12,7 +12,7 @@ from bot.conversation.emojis import render_custom_emojis
 from chatcontext.types import EmojiRow
 from personas import models as m
 from tests.bot.fakes import run_db, setup_server
-from tests.bot.test_tools import records, sent_messages, use_llm
+from tests.bot.tool_turns import records, sent_messages, use_llm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

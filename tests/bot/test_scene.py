@@ -16,7 +16,7 @@ from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR
 from tests.bot.fakes import FakeInteraction, run_db
-from tests.bot.test_tools import records, sent_messages, setup
+from tests.bot.tool_turns import records, sent_messages, setup
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -4,6 +4,7 @@ by Pip; the bot account is a member."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from bot.playground import store
 from bot.playground.models import PlaygroundChannel
 from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import Persona, Server
+from tests.background.conftest import speech_files, transcriber  # noqa: F401
+from tests.bot.fake_llm import FakeLLMServer
 
 MINA, JUN, REI, OKABE, SORA = (DEMO_USERS[name] for name in ("mina", "jun", "rei", "okabe", "sora"))
 BOT = DEMO_BOT_DISC_ID
@@ -65,4 +68,14 @@ def demo(db: None, offline_llm: Any, uploads_dir: Path) -> Demo:
 
 
 # The speech fixtures of the background tests: espeak-ng speech files and the one Whisper model.
-from tests.background.conftest import speech_files, transcriber  # noqa: E402, F401
+@pytest.fixture
+async def llm_server() -> AsyncIterator[FakeLLMServer]:
+    server = FakeLLMServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def tdemo(transactional_db: None, offline_llm: Any, uploads_dir: Any) -> Demo:
+    return make_demo()

@@ -19,7 +19,7 @@ from chatcontext.records.commands import versions_of
 from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer
 from tests.playground.conftest import MINA, Demo
-from tests.playground.test_reminders import llm_server, tdemo, use_llm  # noqa: F401
+from tests.playground.turns import use_llm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,8 +52,8 @@ async def regenerate(client: AsyncClient, demo: Demo, message_id: str) -> Any:
 
 
 async def test_regenerate_rewrites_the_reply_in_place_and_keeps_both_records(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
+    tdemo: Demo,
+    llm_server: FakeLLMServer,
 ) -> None:
     client = await moderator_client(tdemo, llm_server)
     llm_server.script = ["the first answer", "a better answer"]
@@ -82,8 +82,8 @@ async def test_regenerate_rewrites_the_reply_in_place_and_keeps_both_records(
 
 
 async def test_only_the_latest_reply_and_only_a_persona_reply_can_be_regenerated(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
+    tdemo: Demo,
+    llm_server: FakeLLMServer,
 ) -> None:
     client = await moderator_client(tdemo, llm_server)
     first_user, first_reply = (await say(client, tdemo, "tomori, first"))["messages"]

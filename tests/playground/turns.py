@@ -1,0 +1,38 @@
+"""Playground turns as the browser posts them, on a fake or failing model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from asgiref.sync import async_to_sync
+
+from bot.conversation.providers import GenerationResult, ProviderError
+from bot.playground.service import (
+    PlaygroundOutcome,
+    post_playground_message,
+)
+from chatcontext.models import PromptRecord
+from chatcontext.types import ContextItem
+from personas import models as m
+from tests.bot.fake_llm import FakeLLMServer
+from tests.playground.conftest import Demo
+
+
+def use_llm(demo: Demo, server: FakeLLMServer) -> None:
+    m.ServerSettings.objects.filter(server=demo.server).update(llm_base_url=server.base_url, llm_model="ok")
+
+
+def post(demo: Demo, author: str, content: str, **kwargs: Any) -> PlaygroundOutcome:
+    return async_to_sync(post_playground_message)(demo.channel, author, content, **kwargs)
+
+
+def prompt_text(record: PromptRecord) -> str:
+    return "\n".join(item["text"] for item in record.context_items)
+
+
+class FailingProvider:
+    name = model_name = "failing"
+
+    async def generate(self, items: Sequence[ContextItem], *, stream: bool, on_delta: Any = None) -> GenerationResult:
+        raise ProviderError("provider returned HTTP 500")
