@@ -8,7 +8,7 @@ directives). Each numbered step below is one function; ``TurnRequest`` carries t
 every step and ``TurnState`` what steps 2–10 produced to the builder, the tail and the result.
 
     2  streaming context (BC9-01..04)          7  deliberate-tool gating (BC9-07..09)
-    3  fast regeneration — deferred (BC9-10)   8  effective persona (BC9-11)
+    3  fast regeneration (BC9-10)              8  effective persona (BC9-11)
     4  persona assets (BC7-08)                 9  participant preparation, request scope (§10)
     5  history (§2–§5, §11) + reminder (BC7-01) 10 history naming projection (BC7-07)
     6  impersonation identity (BC7-03)         11 builder;  12 tail directives (§8), catalogue (BC8-16)
@@ -51,6 +51,7 @@ from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
 from chatcontext.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
 from chatcontext.personalization import PersonalizationCache, UserReadSource
+from chatcontext.regeneration import start_fast_regeneration
 from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.stage_settings import stage_config
 from chatcontext.streaming import (
@@ -305,8 +306,7 @@ class TurnState:
 
 def _streaming_context(req: TurnRequest, id_map: MessageIdMap) -> StreamingContext:
     """Step 2, BC9-01..04 over the turn's one id map (BC5-03), with the reminder recipient's forced
-    mentions (BC7-02). Step 3, fast regeneration (BC9-10), is a deferred feature: no recorder is
-    created."""
+    mentions (BC7-02)."""
     turn, incoming = req.turn, req.turn.incoming
     forced = build_forced_mentions(
         turn.forced_mentions,
@@ -624,7 +624,8 @@ def build_turn_context(
     durations: dict[str, float] = {}
 
     id_map = MessageIdMap()
-    streaming = _streaming_context(req, id_map)  # 2, 3
+    streaming = _streaming_context(req, id_map)  # 2
+    recorder = start_fast_regeneration(turn, streaming)  # 3
     assets = _persona_assets(req)  # 4
     step = clock()
     history_result, entries = _history(req, id_map)  # 5
@@ -644,7 +645,9 @@ def build_turn_context(
     output = _build_prompt(req, state)  # 11
     items, targets = _tail(req, state, output)  # 12
     durations["total_ms"] = _elapsed_ms(clock, started)
-    return _turn_context(req, state, items, targets, durations)
+    ctx = _turn_context(req, state, items, targets, durations)
+    ctx.fast_regeneration_recorder = recorder
+    return ctx
 
 
 def _turn_context(

@@ -1,9 +1,9 @@
 """StreamingContext, explicit long-term-memory intent, deliberate-tool gating and the effective
 persona (build-context.md §9).
 
-Deferred features keep their fields at defaults: fast regeneration (BC9-06, BC9-10) and the
-short-term-memory intent wrapper (BC9-12) do not exist yet, so no recorder is created and
-`end_turn_after_tools` is only what the caller's overrides supply.
+Fast regeneration (BC9-06, BC9-10) is ``chatcontext.regeneration``. The short-term-memory intent
+wrapper (BC9-12) does not exist yet, so `end_turn_after_tools` is only what the caller's overrides
+supply.
 """
 
 from __future__ import annotations

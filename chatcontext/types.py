@@ -562,6 +562,9 @@ class ChatTurn:
     forced_mentions: list[JSONDict] | None = None
     text_credential_source: str = "server"
     is_self_message: bool = False
+    # The actions a regenerable reply of this surface offers (chatcontext.regeneration, BC9-10);
+    # none (a replay, a test) means fast regeneration is never offered.
+    fast_regeneration_actions: tuple[str, ...] = ()
 
     @property
     def incoming(self) -> ChatIncoming:
@@ -595,3 +598,5 @@ class ChatTurnContext:
     diagnostics: JSONDict = field(default_factory=dict)
     # Exclusion log: who/what was left out and why, without the excluded text (prompt records).
     exclusions: list[JSONDict] = field(default_factory=list)
+    # BC9-10: chatcontext.regeneration.FastRegenerationRecorder, or None (Any: import cycle).
+    fast_regeneration_recorder: Any = None

@@ -9,9 +9,12 @@ value objects.
 - Never admitted: the bot's own messages, any webhook message (ours are persona replies, others are
   integrations) and other bots — so personas never answer each other in a loop.
 - Triggers: a DM, a mention of the bot, a reply to a persona's message (the bot's own or an alter's
-  webhook message), or a persona trigger word (data-model.md §2.7 single-owner words, matched with
-  participants.md D-12). Deliberate Trigger Mode turns trigger words off for routing. A server
-  with always-reply on addresses its main persona with every message.
+  webhook message), an ``@name`` written before a persona's name or trigger word, or a persona trigger
+  word (data-model.md §2.7 single-owner words, matched with participants.md D-12). Deliberate Trigger
+  Mode turns bare trigger words off for routing; the explicit signals (mention, ``@name``, reply, DM)
+  trigger under either mode. The mode is the author's personal setting (``personal_dtm``: ``on`` /
+  ``off``), else the server's. A server with always-reply on addresses its main persona with every
+  message.
 - A privacy-FULL user cannot trigger (participants.md P-01). An active ``mute`` or ``block`` row
   stops that user triggering that persona. The personalization blacklist does not stop triggering:
   it only withholds memories and saved names.
@@ -25,8 +28,8 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.db import Db
 from bot.conversation.state import AuthorState, ServerState, load_author_state
-from chatcontext.participants.triggers import triggered_personas
-from chatcontext.types import DiscordMessage, PersonaInfo, PrivacyLevel
+from chatcontext.participants.triggers import compile_trigger, triggered_personas
+from chatcontext.types import DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
 
 # Message types a person can type; joins, pins, boosts and the like never trigger.
 TRIGGERABLE_TYPES = frozenset({"default", "reply"})
@@ -78,6 +81,29 @@ def screen(message: DiscordMessage, bot_user_id: str) -> Skip | None:
     return None
 
 
+def at_named_personas(personas: Sequence[PersonaInfo], content: str) -> list[PersonaInfo]:
+    """The personas addressed as ``@name`` in the text: their nickname or one of their (single-owner)
+    trigger words written right after ``@``, matched like a trigger word (D-12). Alters have no Discord
+    account to mention, and in the playground the main persona has none either, so this is how a
+    member addresses a persona explicitly by typing."""
+    return [
+        persona
+        for persona in personas
+        if any(
+            compile_trigger("@" + word)(content)
+            for word in (persona.persona_nickname, *map(str, persona.trigger_words))
+            if word.strip()
+        )
+    ]
+
+
+def deliberate_mode_for(user_row: UserRow | None, *, server_mode: bool) -> bool:
+    """Deliberate Trigger Mode for one author: their personal setting ``on``/``off``, else (``follow``,
+    or no row yet) the server's."""
+    personal = user_row.personal_dtm if user_row is not None else "follow"
+    return {"on": True, "off": False}.get(personal, server_mode)
+
+
 def select_responders(
     personas: Sequence[PersonaInfo],
     signals: TriggerSignals,
@@ -88,9 +114,10 @@ def select_responders(
 ) -> list[PersonaInfo]:
     """Which personas answer, in catalog order (main persona first, then alters by id).
 
-    DMs and mentions address the main persona; a reply addresses the persona replied to; trigger
-    words address every persona owning a matching word. [DES] Deliberate Trigger Mode keeps only
-    the explicit signals (mention, reply, DM), as participants.md T-13 expects of the turn plan.
+    DMs and mentions address the main persona; a reply addresses the persona replied to; ``@name``
+    addresses the persona named; trigger words address every persona owning a matching word. [DES]
+    Deliberate Trigger Mode keeps only the explicit signals (mention, ``@name``, reply, DM), as
+    participants.md T-13 expects of the turn plan.
     [DES] Always-reply (the server's setting) addresses the main persona on every message, whatever
     the trigger mode: the moderator asked for an answer to everything.
     """
@@ -100,6 +127,8 @@ def select_responders(
         chosen.add(main.persona_id)
     if signals.replied_persona_id is not None:
         chosen.add(signals.replied_persona_id)
+    if not signals.is_dm:
+        chosen.update(p.persona_id for p in at_named_personas(personas, content))
     if not deliberate_trigger_mode and not signals.is_dm:
         chosen.update(p.persona_id for p in triggered_personas(personas, content))
     return [p for p in personas if p.persona_id in chosen]
@@ -121,21 +150,28 @@ def admit(responders: Sequence[PersonaInfo], *, privacy_level: int, blocked_pers
 async def admit_message(
     message: DiscordMessage, signals: TriggerSignals, server: ServerState, *, db: Db, now_ms: int
 ) -> Admission:
-    """The admission of a message past ``screen``: its responders and, only when someone is
-    addressed, the author's rows (registered on first contact) and the decision over them."""
-    responders = select_responders(
-        server.personas,
-        signals,
-        message.content,
-        deliberate_trigger_mode=server.config.deliberate_trigger_mode,
-        always_reply=server.config.always_reply_enabled,
-    )
-    if not responders:
+    """The admission of a message past ``screen``: its responders and, only when someone could be
+    addressed, the author's rows (registered on first contact) and the decision over them.
+
+    Whether trigger words count depends on the author's personal mode, which is in their row: the
+    responders are first chosen as if trigger words counted (no match: nobody, and no read), then
+    again under the author's mode once the row is read."""
+    config = server.config
+
+    def responders(deliberate: bool) -> list[PersonaInfo]:
+        return select_responders(
+            server.personas,
+            signals,
+            message.content,
+            deliberate_trigger_mode=deliberate,
+            always_reply=config.always_reply_enabled,
+        )
+
+    if not responders(False):
         return Admission(skip=Skip.NOT_TRIGGERED)
     author = await db(load_author_state)(server.server_id, message.author, now_ms)
-    decision = admit(
-        responders, privacy_level=author.user_row.privacy_level, blocked_persona_ids=author.muted_persona_ids
-    )
+    chosen = responders(deliberate_mode_for(author.user_row, server_mode=config.deliberate_trigger_mode))
+    decision = admit(chosen, privacy_level=author.user_row.privacy_level, blocked_persona_ids=author.muted_persona_ids)
     return replace(decision, author=author) if decision.admitted else decision
 
 

@@ -79,9 +79,13 @@ class TurnPlanner(Generic[J]):
             if len(state.queue) >= self.max_queue:
                 logger.warning("channel queue full (%d); trigger dropped", self.max_queue)
                 return False
-            # BC9-04/BC8-08 point a queued reply at the message that waited; a reminder turn
-            # answers no message (its trigger only anchors the channel), so it is never marked.
-            turn.incoming.is_from_queue = turn.incoming.reminder_data is None
+            # BC9-04/BC8-08 point a queued reply at the message that waited; a reminder turn or a
+            # command's turn (/impersonate, /scene) answers no message (its trigger only anchors
+            # the channel), so it is never marked.
+            incoming = turn.incoming
+            incoming.is_from_queue = not (
+                incoming.reminder_data is not None or incoming.is_user_impersonation or incoming.scene_turn is not None
+            )
             turn.queue_depth = len(state.queue) + 1
             state.queue.append(job)
             return True

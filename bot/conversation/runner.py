@@ -39,6 +39,7 @@ from django.conf import settings
 
 from bot.conversation.admission import Admission
 from bot.conversation.db import Db
+from bot.conversation.emojis import render_custom_emojis
 from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.metering import MeteredProvider
 from bot.conversation.planner import Clock
@@ -59,7 +60,9 @@ from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
+from chatcontext.records.commands import TurnCommand
 from chatcontext.records.store import store_prompt_record
+from chatcontext.regeneration import REGENERATE
 from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transcripts import TranscriptCache
 from chatcontext.transport import ChatTransport
@@ -140,6 +143,11 @@ class Outlet(Protocol[R_co]):
     async def react(self, message_id: str, emoji: str) -> None:
         """React to a message of the channel as the bot; raises ``DeliveryRefused``."""
 
+    async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
+        """After the reply of a turn that offers fast regeneration (``chatcontext.regeneration``) was
+        delivered and recorded as ``record_id``: record the messages it was posted as (BC9-06) and
+        show the Regenerate action on it; raises ``DeliveryRefused``."""
+
 
 def message_turn(message: DiscordMessage, personas: tuple[PersonaInfo, ...]) -> LockedTurn:
     """The locked turn of an admitted message: ``personas`` answer it."""
@@ -158,7 +166,9 @@ class TurnJob(Generic[R]):
     trigger author's rows, None when they have none (a reminder turn anchored on the message of
     someone never registered); ``triggerer`` is the author as a member of the server, None in a DM
     or for a synthetic trigger. ``posted_by``: the staff account that posted the trigger as the
-    member (the playground), which the audit trail of the turn's tool writes names.
+    member (the playground), which the audit trail of the turn's tool writes names. ``command``: what
+    a slash command or button made of the turn (``/impersonate``, ``/scene``, Regenerate), kept on its
+    prompt records.
     """
 
     locked_turn: LockedTurn
@@ -168,6 +178,7 @@ class TurnJob(Generic[R]):
     author: AuthorState | None
     triggerer: MemberInfo | None = None
     posted_by: int | None = None
+    command: TurnCommand | None = None
 
     @classmethod
     def answering(
@@ -194,7 +205,8 @@ class TurnResult(Generic[R]):
 
 
 def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of the ``index``-th persona of the job."""
+    """The ``ChatTurn`` of the ``index``-th persona of the job. Every surface offers Regenerate on a
+    reply (``chatcontext.regeneration`` decides for which turns)."""
     outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
@@ -218,6 +230,7 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
             server.config, persona, user_row, job.triggerer, trigger.author, blacklisted=blacklisted
         ),
         is_self_message=trigger.author.id == bot_user.id,
+        fast_regeneration_actions=(REGENERATE,),
     )
 
 
@@ -283,8 +296,13 @@ class TurnRunner:
             turn_tools=turn_tools,
             run=run,
         )
-        # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
-        reply_text = ping_handles(result.text.strip(), ctx.targets.index) if result else ""
+        # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions)
+        # and its :name: shortcodes into the server's emojis (bot.conversation.emojis).
+        reply_text = (
+            render_custom_emojis(ping_handles(result.text.strip(), ctx.targets.index), ctx.loaded_emojis)
+            if result
+            else ""
+        )
         reply: R | None = None
         if reply_text:
             try:
@@ -321,11 +339,17 @@ class TurnRunner:
             tool_calls=run.as_json() if tools else None,
             tool_subjects=run.subjects,
             generation=generation_record(provider),
+            command=job.command.as_json() if job.command else None,
         )
         if run.written:
             await self.db(attach_prompt_record)(run.written, record.pk)
         if turn_tools is not None:
             await self.db(name_prompt_record)(turn_tools.actor, record.pk)
+        if reply is not None and ctx.fast_regeneration_recorder is not None:
+            try:
+                await outlet.offer_regeneration(ctx, record.pk)
+            except DeliveryRefused as exc:
+                logger.warning("regenerate action not shown (%s)", exc)
         return TurnResult(record, reply)
 
     async def _generate(

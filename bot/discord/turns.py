@@ -31,9 +31,11 @@ from bot.discord.delivery import (
     send_error_notice,
     send_notices,
 )
+from bot.discord.regenerate_button import show_regenerate
 from bot.discord.streaming import LiveReply, Pacing
 from bot.discord.transport import DiscordTransport, to_author, to_member_info
-from chatcontext.types import Author, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
+from chatcontext.regeneration import record_turn_output_message
+from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
 
 DM_CHANNEL_NAME = "direct-message"
 DM_SERVER_NAME = "Direct messages"
@@ -116,6 +118,9 @@ class DiscordOutlet:
         except discord.HTTPException as exc:
             raise refused(exc) from exc
 
+    async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
+        """Only a reply to a trigger offers Regenerate (``ReplyToTrigger``)."""
+
 
 @dataclass(frozen=True)
 class ReplyToTrigger(DiscordOutlet):
@@ -126,6 +131,8 @@ class ReplyToTrigger(DiscordOutlet):
     pacing: Pacing = field(default_factory=Pacing)
     # Each persona's reply as far as it was shown, from composing to delivery or failure.
     _live: dict[int | None, LiveReply] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Each persona's delivery, until its turn's record offers Regenerate on it.
+    _delivered: dict[int | None, Delivery] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def answering(
@@ -154,14 +161,29 @@ class ReplyToTrigger(DiscordOutlet):
         live = self._live.pop(persona.persona_id, None)
         try:
             if live is None or not live.visible:  # nothing shown yet: posted once, complete
-                return await deliver_reply(
+                delivery = await deliver_reply(
                     self.anchor, persona, text, webhooks=self.webhooks, reply_notice=reply_notice, locale=locale
                 )
-            embed = reply_notice_embed(live.speaker, self.anchor, reply_notice, locale)
-            delivery = await live.finish(text, first_embed=embed)
-            if embed is not None and reply_notice is not None:
-                reply_notice.sent = True
-            return delivery
+            else:
+                embed = reply_notice_embed(live.speaker, self.anchor, reply_notice, locale)
+                delivery = await live.finish(text, first_embed=embed)
+                if embed is not None and reply_notice is not None:
+                    reply_notice.sent = True
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+        self._delivered[persona.persona_id] = delivery
+        return delivery
+
+    async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
+        """BC9-06: the reply's messages are what Regenerate may replace; the button goes on its last."""
+        persona_id = ctx.current_persona.persona_id
+        delivery = self._delivered.pop(persona_id, None)
+        if delivery is None or not delivery.message_ids:
+            return
+        for message_id in delivery.message_ids:
+            record_turn_output_message(ctx, message_id, persona_id)
+        try:
+            await show_regenerate(self.channel, self.webhooks, delivery, record_id)
         except discord.HTTPException as exc:
             raise refused(exc) from exc
 

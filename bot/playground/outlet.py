@@ -24,7 +24,8 @@ from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
 from chatcontext.models import PromptRecord
-from chatcontext.types import Author, PersonaInfo, ReplyNoticeState
+from chatcontext.regeneration import record_turn_output_message
+from chatcontext.types import Author, ChatTurnContext, PersonaInfo, ReplyNoticeState
 
 
 @dataclass
@@ -35,6 +36,8 @@ class PlaygroundOutlet:
     clock: Clock
     # Personas whose reply started streaming: a failure notice then replaces what was streamed.
     _streaming: set[int | None] = field(default_factory=set, init=False, repr=False)
+    # Each persona's delivered reply row, until its turn's record offers Regenerate on it.
+    _delivered: dict[int | None, str] = field(default_factory=dict, init=False, repr=False)
 
     source: ClassVar[str] = PromptRecord.Source.PLAYGROUND
     thread_parent_id: ClassVar[str | None] = None  # playground channels have no threads
@@ -72,7 +75,16 @@ class PlaygroundOutlet:
     async def deliver(
         self, persona: PersonaInfo, text: str, *, reply_notice: ReplyNoticeState | None, locale: str
     ) -> PlaygroundMessage:
-        return await self._post(text, persona=persona, stream_of=persona)
+        row = await self._post(text, persona=persona, stream_of=persona)
+        self._delivered[persona.persona_id] = row.disc_id
+        return row
+
+    async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
+        """BC9-06: the reply's row is what Regenerate may replace."""
+        persona_id = ctx.current_persona.persona_id
+        disc_id = self._delivered.pop(persona_id, None)
+        if disc_id is not None:
+            record_turn_output_message(ctx, disc_id, persona_id)
 
     async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
         """The short, localised notice the bot posts on Discord when generation fails, from the bot

@@ -26,6 +26,7 @@ from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import build_provider, provider_config
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
+from bot.playground.regenerate import regenerate_reply
 from bot.playground.service import (
     PlaygroundOutcome,
     playground_runner,
@@ -251,6 +252,29 @@ def react(request: HttpRequest, channel_id: int, message_id: str) -> HttpRespons
     async_to_sync(live.publish_message)(channel, message, bot_user)
     fresh = PlaygroundMessage.objects.select_related("reply_to").get(pk=message.pk)
     return JsonResponse({"message": live.message_payloads(channel, [fresh], bot_user=bot_user)[0]})
+
+
+@staff_member_required
+@require_POST
+async def regenerate(request: HttpRequest, channel_id: int, message_id: str) -> HttpResponse:
+    """The Regenerate button of a persona's reply (``bot.playground.regenerate``): answers with the
+    rewritten reply and the new record once the turn is done."""
+    try:
+        channel, author, _ = await sync_to_async(_message_arguments)(request, channel_id)
+        reply = (
+            await PlaygroundMessage.objects.select_related("reply_to")
+            .filter(channel=channel, disc_id=message_id)
+            .afirst()
+        )
+        if reply is None:
+            raise Http404("No such message in this channel.")
+        results = await regenerate_reply(
+            channel, reply, asker_disc_id=author, runner=WEB_RUNNER, posted_by=request.user.pk
+        )
+    except (BadRequest, store.PlaygroundError) as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    outcome = PlaygroundOutcome(message=reply, results=results)
+    return JsonResponse(await sync_to_async(_outcome_payload)(channel, outcome))
 
 
 @staff_member_required

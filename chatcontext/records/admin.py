@@ -16,6 +16,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from chatcontext.records import inspector
+from chatcontext.records.commands import versions_of
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.search import participant_match
 from chatcontext.records.tool_calls import tool_calls_view
@@ -301,6 +302,7 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             compared_by_choice=bool(against),
             diff=diff,
             has_snapshot=bool(record.snapshot),
+            versions=versions_of(record),
             **(extra_context or {}),
         )
         return TemplateResponse(request, "admin/chatcontext/promptrecord/detail.html", context)

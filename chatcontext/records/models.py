@@ -65,6 +65,10 @@ class PromptRecord(models.Model):
     generation = models.JSONField(
         default=dict, blank=True, help_text="Sampling sent; which endpoint answered and why others did not."
     )
+    # What a slash command or button made of this turn (chatcontext.records.commands): its name, who
+    # asked, what it did in words, and for a regenerated reply the record of the version it replaced.
+    # Empty: an ordinary turn.
+    command = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "prompt_records"

@@ -108,6 +108,10 @@ def subject_user_ids(output: Mapping[str, Any], snapshot: Mapping[str, Any], *, 
     return list(seen)
 
 
+def _asker(command: JSONDict | None) -> list[str]:
+    return [str(command["by"])] if command and command.get("by") else []
+
+
 def store_prompt_record(
     ctx: ChatTurnContext,
     *,
@@ -123,6 +127,7 @@ def store_prompt_record(
     tool_calls: JSONDict | None = None,
     tool_subjects: Iterable[str] = (),
     generation: JSONDict | None = None,
+    command: JSONDict | None = None,
 ) -> PromptRecord:
     """Write one prompt record in one transaction on the live database.
 
@@ -131,6 +136,8 @@ def store_prompt_record(
     Raises ``Server.DoesNotExist`` when the server is not registered here. ``tool_calls`` are the
     persona's tool calls; the people they were about (``tool_subjects``) are subjects of the record.
     ``generation``: how the reply was asked for (sampling sent, endpoints tried).
+    ``command``: what a command made of the turn (``chatcontext.records.commands.TurnCommand``); who
+    asked is a subject too.
     """
     output = turn_output(ctx)
     items = []
@@ -180,7 +187,10 @@ def store_prompt_record(
             images=images or {},
             tool_calls=tool_calls or {},
             generation=generation or {},
+            command=command or {},
             subject_user_ids=list(
-                dict.fromkeys([*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects])
+                dict.fromkeys(
+                    [*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects, *_asker(command)]
+                )
             ),
         )

@@ -34,6 +34,17 @@ def set_privacy_level(user: DiscordUser, level: int, *, actor: Actor) -> Discord
     return user
 
 
+def set_impersonation_consent(user: DiscordUser, allowed: bool, *, actor: Actor) -> DiscordUser:
+    """Whether personas may write messages as this user (``/impersonate``, issue 30 item 5); off
+    until the user turns it on themselves."""
+    if user.allow_impersonation == allowed:
+        return user
+    with recording(actor), transaction.atomic(durable=True):
+        user.allow_impersonation = allowed
+        user.save(update_fields=["allow_impersonation", "updated_at"])
+    return user
+
+
 def register_user(user_disc_id: str, *, username: str, global_name: str | None, actor: Actor) -> DiscordUser:
     """The user row of a Discord account, created on first contact; names are refreshed when they changed."""
     with recording(actor), transaction.atomic():

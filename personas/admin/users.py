@@ -138,7 +138,15 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAd
     list_filter = ["privacy_level", "addressing_style"]
     search_fields = ["=user_disc_id", "username", "global_name", "user_nickname"]
     show_full_result_count = False
-    readonly_fields = ["what_they_know", "blacklisting", "memories_by_lineage", "created_at", "updated_at"]
+    # The impersonation consent is the member's own (/privacy impersonation): shown, never set here.
+    readonly_fields = [
+        "what_they_know",
+        "blacklisting",
+        "memories_by_lineage",
+        "allow_impersonation",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [PersonalMemoryInline, NamingPreferenceInline]
     actions = [
         "blacklist_users",
@@ -184,6 +192,7 @@ class DiscordUserAdmin(JSONTextFieldsMixin, KnownUserScopedAdminMixin, AuditedAd
                     "registration_locale",
                     "nai_char_ref_url",
                     "impersonation_prompt",
+                    "allow_impersonation",
                     "personal_dtm",
                     "personal_deliberate_tool_mode",
                     "shortterm_cache_crossserver_opt_in",

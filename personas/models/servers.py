@@ -156,8 +156,9 @@ class ServerSettings(models.Model):
     deliberate_trigger_mode = models.BooleanField(
         "deliberate trigger mode",
         default=False,
-        help_text="On: personas answer only when mentioned, replied to or written to in a DM; their trigger words "
-        "no longer start a reply.",
+        help_text="On: personas answer only when mentioned (a mention of the bot, or @ before a persona's name), "
+        "replied to or written to in a DM; their trigger words no longer start a reply. A member's own setting "
+        "(personal deliberate trigger mode on the user page) wins for their messages.",
     )
     always_reply_enabled = models.BooleanField(
         "always reply",

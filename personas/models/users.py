@@ -68,6 +68,11 @@ class DiscordUser(models.Model):
     impersonation_prompt = models.TextField(null=True, blank=True)
     personal_dtm = models.CharField(max_length=8, default="follow")
     personal_deliberate_tool_mode = models.CharField(max_length=8, default="follow")
+    allow_impersonation = models.BooleanField(
+        default=False,
+        help_text="The member allowed personas to write messages as them (/impersonate), with /privacy "
+        "impersonation. Never for Privacy-Full or blacklisted members.",
+    )
     shortterm_cache_crossserver_opt_in = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

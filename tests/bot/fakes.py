@@ -30,6 +30,7 @@ class WebhookSend:
     embed: Any
     edits: int = 0
     deleted: bool = False
+    view: Any = None  # the components an edit put on it (the Regenerate button)
 
 
 @dataclass
@@ -55,12 +56,19 @@ class FakeWebhook:
         self.messages.append(message)
         return message
 
-    async def edit_message(self, message_id: int, *, content: str, embed: Any = None, **_: Any) -> None:
-        """The webhook's edit endpoint: the send and the channel's message change in place."""
+    async def edit_message(
+        self, message_id: int, *, content: Any = discord.utils.MISSING, embed: Any = None, view: Any = None, **_: Any
+    ) -> None:
+        """The webhook's edit endpoint: the send and the channel's message change in place; an edit
+        without content keeps it."""
         index = [m.id for m in self.messages].index(message_id)
         send = self.sends[index]
-        send.content = content
         send.edits += 1
+        if view is not None:
+            send.view = view
+        if content is discord.utils.MISSING:
+            return
+        send.content = content
         if embed is not discord.utils.MISSING:
             send.embed = embed
         self.messages[index].content = content
@@ -143,6 +151,16 @@ class FakeResponse:
 
 
 @dataclass
+class FakeFollowup:
+    """``Interaction.followup``: what is said after the first answer (a command's turn that failed)."""
+
+    sent: list[tuple[str, bool]] = field(default_factory=list)
+
+    async def send(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        self.sent.append((content, ephemeral))
+
+
+@dataclass
 class FakeInteraction:
     """The attributes the command handlers read from ``discord.Interaction``."""
 
@@ -150,6 +168,8 @@ class FakeInteraction:
     guild: discord.Guild | None
     channel_id: int
     response: FakeResponse = field(default_factory=FakeResponse)
+    followup: FakeFollowup = field(default_factory=FakeFollowup)
+    message: discord.Message | None = None  # the message whose button was clicked
 
     @property
     def guild_id(self) -> int | None:

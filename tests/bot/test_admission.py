@@ -6,12 +6,13 @@ from bot.conversation.admission import (
     Skip,
     TriggerSignals,
     admit,
+    deliberate_mode_for,
     persona_for_webhook_name,
     screen,
     select_responders,
 )
 from chatcontext.repository import resolve_single_owner_triggers
-from chatcontext.types import Author, DiscordMessage, PersonaInfo, PrivacyLevel
+from chatcontext.types import Author, DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
 
 BOT_ID = "900"
 TOMORI = PersonaInfo(persona_id=1, persona_nickname="Tomori", persona_lineage_id=10000, trigger_words=("tomori",))
@@ -110,3 +111,23 @@ def test_webhook_names_map_to_personas_including_sprite_labels():
     assert persona_for_webhook_name(PERSONAS, " @ellen ") is not None
     assert persona_for_webhook_name(PERSONAS, "Ellen (smug)").persona_id == 2
     assert persona_for_webhook_name(PERSONAS, "Stranger") is None
+
+
+def test_an_at_name_addresses_its_persona_under_either_trigger_mode():
+    for dtm in (False, True):
+        assert ids(decide("@tomori hi", dtm=dtm).personas) == [1]
+        assert ids(decide("hey @Ren, and @ELLEN", dtm=dtm).personas) == [2, 3]
+    # Not a persona's name after the @, nor an @ inside a word (an e-mail address).
+    assert decide("@tomorrow hi", dtm=True).skip is Skip.NOT_TRIGGERED
+    assert decide("write to ann@ren.example", dtm=True).skip is Skip.NOT_TRIGGERED
+
+
+def test_the_personal_trigger_mode_wins_over_the_servers():
+    def row(mode: str) -> UserRow:
+        return UserRow(user_id=1, user_disc_id="111", personal_dtm=mode)
+
+    assert deliberate_mode_for(row("on"), server_mode=False) is True
+    assert deliberate_mode_for(row("off"), server_mode=True) is False
+    assert deliberate_mode_for(row("follow"), server_mode=True) is True
+    assert deliberate_mode_for(row("follow"), server_mode=False) is False
+    assert deliberate_mode_for(None, server_mode=True) is True

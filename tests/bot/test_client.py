@@ -24,9 +24,13 @@ async def test_the_production_bot_is_auto_sharded_with_the_shard_split_from_sett
 def test_every_cog_module_in_exts_is_loaded_and_helpers_are_not():
     assert sorted(walk_extensions()) == [
         "bot.discord.exts.chat",
+        "bot.discord.exts.emojis",
+        "bot.discord.exts.impersonate",
         "bot.discord.exts.members",
         "bot.discord.exts.moderation",
+        "bot.discord.exts.regenerate",
         "bot.discord.exts.reminders",
+        "bot.discord.exts.scene",
     ]
 
 

@@ -240,3 +240,23 @@ def test_s66_bc10_04_diagnostics_carry_no_snowflake_name_or_text() -> None:
     leaked = (words | names) & set(re.findall(r"\w+", serialized))
     assert not {w for w in leaked if not w.isdigit()}
     assert len(ctx.diagnostics["participants"]["rejection_counts"]) == 7
+
+
+def test_bc9_10_step_3_gives_the_turn_a_recorder_only_when_the_surface_offers_an_action() -> None:
+    """A replayed turn (no action: the snapshot's ChatTurn) gets none, so a replay never clears a live
+    channel's entries; the same turn from a surface offering Regenerate gets one."""
+    doc = example_doc()
+    cache.clear()
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        inputs = snapshot_turn(doc, loaded)
+        offering = dataclasses.replace(inputs.turn, fast_regeneration_actions=("regenerate",))
+        replayed, live = (
+            build_turn_context(t, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
+            for t in (inputs.turn, offering)
+        )
+        transaction.set_rollback(True)
+    assert replayed.fast_regeneration_recorder is None
+    assert live.fast_regeneration_recorder is not None
+    assert live.fast_regeneration_recorder.channel_id == inputs.turn.locked_turn.channel_id
+    assert live.context_items == replayed.context_items  # the prompt itself is the same

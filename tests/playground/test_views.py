@@ -67,6 +67,8 @@ def demo_urls(p: People) -> list[tuple[str, str, dict[str, Any]]]:
         ("get", reverse("playground:record_panel", args=[p.record.pk]), {}),
         ("get", reverse("playground:attachment", args=[p.message.disc_id, p.message.attachments[0]["id"]]), {}),
         ("get", reverse("playground:message", args=[p.message.disc_id]), {}),
+        # Mina's message is no persona reply: the moderator is refused with 400, a stranger never gets that far.
+        ("post", reverse("playground:regenerate", args=[channel, p.message.disc_id]), {"identity": MINA}),
     ]
 
 
@@ -100,7 +102,7 @@ def test_the_demo_servers_moderator_uses_every_endpoint(people):
     alice = people.client("alice")
     statuses = {url: getattr(alice, method)(url, data).status_code for method, url, data in demo_urls(people)}
 
-    assert [statuses[url] for _, url, _ in demo_urls(people)] == [200, 200, 302, 200, 200, 200, 200, 302]
+    assert [statuses[url] for _, url, _ in demo_urls(people)] == [200, 200, 302, 200, 200, 200, 200, 302, 400]
     assert PlaygroundChannel.objects.filter(server=people.demo.server, name="intruders").exists()
 
 

@@ -22,6 +22,7 @@ from chatcontext.types import PersonaInfo
 from community.export import build_user_export, export_file
 from personas import actions
 from personas import models as m
+from personas.actions.users import set_impersonation_consent
 
 PRIVACY_LABELS = {
     m.PrivacyLevel.MINIMAL: "Minimal — personas may use everything they know about you.",
@@ -33,6 +34,10 @@ EXPORT_NO_DM = (
     "I could not send you a direct message. Allow direct messages from server members (Privacy Settings) "
     "and run /privacy export again."
 )
+IMPERSONATION_LABELS = {
+    True: "Personas **may** write messages as you (/impersonate), unless your privacy level is Full.",
+    False: "Personas **may not** write messages as you (/impersonate). /privacy impersonation changes it.",
+}
 PRIVACY_CHOICES = [app_commands.Choice(name=level.name.title(), value=int(level.value)) for level in m.PrivacyLevel]
 
 
@@ -74,8 +79,15 @@ def visible_lineages(persona: PersonaInfo) -> list[int]:
 
 
 def describe_privacy(member: Member) -> str:
-    level = m.PrivacyLevel(member.row().privacy_level)
-    return f"Your privacy level is **{level.name.title()}**.\n{PRIVACY_LABELS[level]}"
+    row = member.row()
+    level = m.PrivacyLevel(row.privacy_level)
+    consent = IMPERSONATION_LABELS[row.allow_impersonation]
+    return f"Your privacy level is **{level.name.title()}**.\n{PRIVACY_LABELS[level]}\n{consent}"
+
+
+def change_impersonation_consent(member: Member, allowed: bool) -> str:
+    row = set_impersonation_consent(member.row(), allowed, actor=member.actor)
+    return IMPERSONATION_LABELS[row.allow_impersonation]
 
 
 def change_privacy(member: Member, level: int) -> str:
@@ -183,6 +195,12 @@ class MembersCog(commands.Cog):
     @app_commands.choices(level=PRIVACY_CHOICES)
     async def privacy_set(self, interaction: discord.Interaction, level: int) -> None:
         await reply(interaction, await database_sync_to_async(change_privacy)(Member.of(interaction), level))
+
+    @privacy.command(name="impersonation", description="Allow or forbid personas to write messages as you")
+    @app_commands.describe(allow="True: /impersonate may write as you; False: never (the default)")
+    async def privacy_impersonation(self, interaction: discord.Interaction, allow: bool) -> None:
+        text = await database_sync_to_async(change_impersonation_consent)(Member.of(interaction), allow)
+        await reply(interaction, text)
 
     @privacy.command(name="export", description="Get everything the personas know about you, as a file by DM")
     async def privacy_export(self, interaction: discord.Interaction) -> None:

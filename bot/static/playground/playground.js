@@ -114,6 +114,13 @@
     reply.type = "button";
     reply.addEventListener("click", () => startReply(message));
     actions.append(reply);
+    if (message.kind === "persona" && message.reply_to) {
+      // A persona's answer: write it again for the same message (only the channel's latest turn).
+      const again = el("button", "pg-regenerate", "🔄 Regenerate");
+      again.type = "button";
+      again.addEventListener("click", () => regenerate(message.id));
+      actions.append(again);
+    }
     const picker = el("select");
     picker.title = "React";
     picker.append(new Option("+ react", ""));
@@ -212,6 +219,20 @@
     try {
       const payload = await post(root.dataset.reactUrl.replace("MESSAGE_ID", messageId), data);
       upsert(payload.message);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  }
+
+  async function regenerate(messageId) {
+    const data = new FormData();
+    data.append("identity", identity.value);
+    status.textContent = "Writing a new version…";
+    try {
+      const payload = await post(root.dataset.regenerateUrl.replace("MESSAGE_ID", messageId), data);
+      for (const message of payload.messages) upsert(message);
+      for (const record of payload.records) addRecord(record);
+      status.textContent = "";
     } catch (error) {
       status.textContent = error.message;
     }
