@@ -130,6 +130,8 @@ INSTALLED_APPS = [
     "personas",
     "chatcontext",
     "bot",
+    # SillyTavern cards and lorebooks: import and export commands, admin pages, API.
+    "characters",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",
     # Login throttling (botplatform.login_throttle).
