@@ -25,6 +25,10 @@ from personas.character_data import (
 # is kept for the export.
 _POSITION_NUMBERS: dict[int, Position] = {0: "before_char", 1: "after_char", 4: "at_depth"}
 _CANONICAL_NUMBER = {position: number for number, position in _POSITION_NUMBERS.items()}
+# Entry extensions SillyTavern writes that map to columns: dropped on import, written back on export.
+_MAPPED_EXTENSIONS = frozenset(
+    {"position", "depth", "selectiveLogic", "scan_depth", "case_sensitive", "match_whole_words"}
+)
 _WORLD_INFO_FIELDS = frozenset(
     {"uid", "key", "keysecondary", "comment", "content", "constant", "selective", "selectiveLogic", "order"}
     | {"position", "disable", "depth", "scanDepth", "caseSensitive", "matchWholeWords"}
@@ -35,6 +39,15 @@ def _position(number: int | None, default: Position) -> Position:
     if number is None:
         return default
     return _POSITION_NUMBERS.get(number, "after_char")
+
+
+def _unmapped(raw: Mapping[str, Any], mapped: frozenset[str], position_key: str) -> JSONDict:
+    """What an entry carries beyond its columns, with a position number that has no slot of its own."""
+    kept = {k: v for k, v in raw.items() if k not in mapped}
+    number = fields.integer(raw, position_key, None)
+    if number is not None and number not in _POSITION_NUMBERS:
+        kept["position"] = number
+    return kept
 
 
 def _logic(number: int | None) -> Any:
@@ -61,7 +74,7 @@ def _book_entry(raw: Mapping[str, Any], index: int) -> LoreEntry:
         scan_depth=fields.optional_natural(ext, "scan_depth"),
         case_sensitive=case if case is not None else fields.flag(ext, "case_sensitive"),
         match_whole_words=fields.flag(ext, "match_whole_words"),
-        extensions=ext,
+        extensions=_unmapped(ext, _MAPPED_EXTENSIONS, "position"),
     )
 
 
@@ -158,7 +171,7 @@ def _world_info_entry(raw: Mapping[str, Any], index: int) -> LoreEntry:
         scan_depth=fields.optional_natural(raw, "scanDepth"),
         case_sensitive=fields.flag(raw, "caseSensitive"),
         match_whole_words=fields.flag(raw, "matchWholeWords"),
-        extensions={k: v for k, v in raw.items() if k not in _WORLD_INFO_FIELDS},
+        extensions=_unmapped(raw, _WORLD_INFO_FIELDS, "position"),
     )
 
 
