@@ -20,6 +20,7 @@ from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as InputError
 from pydantic import ConfigDict
 
+from characters.api import router as cards_router
 from chatcontext.records.api import router as records_router
 from personas.actions import ActionError
 from personas.api import router as servers_router
@@ -149,3 +150,4 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 api.add_router("/v1/", servers_router)
 api.add_router("/v1/", records_router)
+api.add_router("/v1/", cards_router)
