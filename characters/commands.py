@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from characters.files import MAX_CARD_BYTES
 from personas.management.commands.add_moderator import find_server
 from personas.models import Server
+
+
+def add_file_and_server(parser: CommandParser, file_help: str) -> None:
+    parser.add_argument("file", help=file_help)
+    parser.add_argument("--server", required=True, help="the server's Discord id (or its id in the admin)")
 
 
 def refuse(message: str) -> CommandError:

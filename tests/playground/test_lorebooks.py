@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot.playground.service import post_playground_message
 from chatcontext.models import PromptRecord
 from personas.actions import Actor
@@ -35,14 +37,16 @@ async def _turn(demo: Demo, author: str, text: str) -> PromptRecord:
     return record
 
 
-async def test_an_entry_fires_on_its_key_in_a_playground_turn(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
-) -> None:
+@pytest.fixture
+async def lore_demo(tdemo: Demo, llm_server: FakeLLMServer) -> Demo:  # noqa: F811
+    """The demo server answering through the test LLM server, with BOOK for every persona."""
     await asyncio.to_thread(use_llm, tdemo, llm_server)
     await asyncio.to_thread(import_lorebook, tdemo.server, BOOK, persona=None, actor=Actor.system("tests"))
+    return tdemo
 
-    record = await _turn(tdemo, MINA, "tomori, shall we go up to the Observatory tonight?")
+
+async def test_an_entry_fires_on_its_key_in_a_playground_turn(lore_demo: Demo, llm_server: FakeLLMServer) -> None:  # noqa: F811
+    record = await _turn(lore_demo, MINA, "tomori, shall we go up to the Observatory tonight?")
 
     assert "Tomori keeps the observatory key." in _sent_text(llm_server)
     assert "comet" not in _sent_text(llm_server)
@@ -54,15 +58,10 @@ async def test_an_entry_fires_on_its_key_in_a_playground_turn(
     assert "The observatory (book" in panel and "entry 1) on &quot;observatory&quot;" in panel
 
 
-async def test_a_full_users_message_fires_no_entry(
-    tdemo: Demo,  # noqa: F811
-    llm_server: FakeLLMServer,  # noqa: F811
-) -> None:
+async def test_a_full_users_message_fires_no_entry(lore_demo: Demo, llm_server: FakeLLMServer) -> None:  # noqa: F811
     """Rei is privacy FULL: her message about the comet is left out of the prompt, so it fires nothing."""
-    await asyncio.to_thread(use_llm, tdemo, llm_server)
-    await asyncio.to_thread(import_lorebook, tdemo.server, BOOK, persona=None, actor=Actor.system("tests"))
-    await post_playground_message(tdemo.channel, REI, "did you see the comet")
-    record = await _turn(tdemo, MINA, "tomori, anything in the sky tonight?")
+    await post_playground_message(lore_demo.channel, REI, "did you see the comet")
+    record = await _turn(lore_demo, MINA, "tomori, anything in the sky tonight?")
 
     assert "76 years" not in _sent_text(llm_server)
     assert not [i for i in record.context_items if i["tag"].startswith("world_info")]

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from characters.commands import read_bounded, refuse, server_for
+from characters.commands import add_file_and_server, read_bounded, refuse, server_for
 from characters.errors import CardError
 from characters.files import read_card
 from personas import actions
@@ -20,8 +20,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="the card: .png, .json or .charx")
-        parser.add_argument("--server", required=True, help="the server's Discord id (or its id in the admin)")
+        add_file_and_server(parser, "the card: .png, .json or .charx")
         parser.add_argument("--alter", action="store_true", help="add the character as an alter")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from characters.commands import read_bounded, refuse, server_for
+from characters.commands import add_file_and_server, read_bounded, refuse, server_for
 from characters.errors import CardError
 from characters.files import read_lorebook_file
 from personas import actions
@@ -22,8 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", help="the World Info .json")
-        parser.add_argument("--server", required=True, help="the server's Discord id (or its id in the admin)")
+        add_file_and_server(parser, "the World Info .json")
         parser.add_argument("--persona", help="the persona's name (any case); omitted: every persona of the server")
 
     def handle(self, *args: Any, **options: Any) -> None:
