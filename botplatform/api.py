@@ -20,6 +20,7 @@ from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as InputError
 from pydantic import ConfigDict
 
+from characters.api import router as cards_router
 from chatcontext.records.api import router as records_router
 from community.api import router as community_router
 from infrastructure.best_effort import redis_status
@@ -151,3 +152,4 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 api.add_router("/v1/", servers_router)
 api.add_router("/v1/", community_router)
 api.add_router("/v1/", records_router)
+api.add_router("/v1/", cards_router)

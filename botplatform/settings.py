@@ -132,6 +132,8 @@ INSTALLED_APPS = [
     # After personas and chatcontext, before bot: its admin subclasses theirs and bot's subclasses its.
     "community",
     "bot",
+    # SillyTavern cards and lorebooks: import and export commands, admin pages, API.
+    "characters",
     # For its management commands (``serve``: the ASGI server and the bot child process).
     "botplatform",
     # Login throttling (botplatform.login_throttle).

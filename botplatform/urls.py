@@ -26,6 +26,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("playground/", include("bot.playground.urls")),
+    # Imported alters' pictures, fetched by Discord for webhook posts (personas.actions.cards.avatar_url).
+    path("cards/", include("characters.urls")),
     # A new moderator's one-time "choose your password" link (manage.py add_moderator, the admin).
     path("account/set-password/<uidb64>/<token>/", SetPasswordView.as_view(), name="set_password"),
     path("account/set-password/done/", SetPasswordDoneView.as_view(), name="set_password_done"),

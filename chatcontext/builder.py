@@ -29,6 +29,7 @@ from chatcontext.descriptors import (
 from chatcontext.frames import inert, system_frame
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, impersonation_tail_directive
+from chatcontext.lorebook import FiredEntry, place_world_info
 from chatcontext.participants.target_index import (
     TargetIndexCodec,
     merge_target_indexes,
@@ -127,6 +128,8 @@ class BuilderInputs:
     explicit_long_term_memory_intent: bool = False
     preset: Preset | None = None
     convert_mentions: Callable[[str], str] | None = None
+    # The lorebook entries that fired on this turn's history (chatcontext.lorebook.scan_lorebook).
+    world_info: Sequence[FiredEntry] = ()
 
 
 @dataclass
@@ -435,6 +438,7 @@ def build_context(inputs: BuilderInputs) -> BuilderOutput:
         items = reassemble_with_preset(
             items, inputs.preset, char_name=inputs.persona.persona_nickname, user_name=text.user
         )
+    items = place_world_info(items, inputs.world_info, text.authored)
     tail = [impersonation_tail_directive(inputs.impersonation.nickname)] if inputs.impersonation else []
     return BuilderOutput(
         items=items,

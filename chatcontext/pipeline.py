@@ -34,6 +34,7 @@ from chatcontext.directives import TailContext, apply_tail_directives
 from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
 from chatcontext.idmap import MessageIdMap
 from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
+from chatcontext.lorebook import scan_lorebook
 from chatcontext.participants.candidates import CandidateQuery, CandidateRow, load_candidate_rows
 from chatcontext.participants.discovery import member_directory_for
 from chatcontext.participants.hydration import (
@@ -567,6 +568,7 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
             preset=persona.preset,
             explicit_long_term_memory_intent=state.streaming.explicit_long_term_memory_intent,
             convert_mentions=mention_converter(turn, persona, participants.mentions, req.deps, builder_texts),
+            world_info=scan_lorebook(persona.lorebook, history.entries),
         )
     )
 

@@ -23,6 +23,7 @@ from chatcontext.preset import Preset
 from chatcontext.types import (
     BlockRow,
     EmojiRow,
+    LoreEntryInfo,
     PersonaAttributeInfo,
     PersonaInfo,
     ServerConfig,
@@ -93,7 +94,42 @@ def resolve_single_owner_triggers(personas: list[PersonaInfo]) -> list[PersonaIn
     return [resolved[p.persona_id] for p in personas]
 
 
-def persona_info(persona: m.Persona, *, webhook_id: str | None = None) -> PersonaInfo:
+def lore_entry_info(row: m.LorebookEntry) -> LoreEntryInfo:
+    """An entry with its book's scan depth and budget and SillyTavern's defaults applied."""
+    book = row.lorebook
+    return LoreEntryInfo(
+        book_id=book.pk,
+        uid=row.uid,
+        content=row.content,
+        keys=tuple(str(k) for k in row.keys or ()),
+        secondary_keys=tuple(str(k) for k in row.secondary_keys or ()),
+        comment=row.comment,
+        selective=row.selective,
+        selective_logic=row.selective_logic,  # type: ignore[arg-type]
+        constant=row.constant,
+        insertion_order=row.insertion_order,
+        position=row.position,  # type: ignore[arg-type]
+        depth=row.depth,
+        scan_depth=book.scan_depth if row.scan_depth is None else row.scan_depth,
+        case_sensitive=bool(row.case_sensitive),
+        match_whole_words=row.match_whole_words is not False,
+        token_budget=book.token_budget,
+    )
+
+
+def load_lorebooks(server_id: int) -> list[tuple[int | None, LoreEntryInfo]]:
+    """The enabled entries of a server's books, each with the persona its book is for (None: every one)."""
+    rows = (
+        m.LorebookEntry.objects.filter(lorebook__server_id=server_id, enabled=True)
+        .select_related("lorebook")
+        .order_by("lorebook_id", "insertion_order", "uid")
+    )
+    return [(row.lorebook.persona_id, lore_entry_info(row)) for row in rows]
+
+
+def persona_info(
+    persona: m.Persona, *, webhook_id: str | None = None, lorebook: Sequence[LoreEntryInfo] = ()
+) -> PersonaInfo:
     return PersonaInfo(
         persona_id=persona.persona_id,
         persona_nickname=persona.persona_nickname,
@@ -116,6 +152,7 @@ def persona_info(persona: m.Persona, *, webhook_id: str | None = None) -> Person
         sprite_names=tuple(sorted({s.sprite_name for s in persona.sprite_messages.all()})),
         preset=_related(persona, "preset", lambda row: Preset.from_json(row.nodes)),
         sampling=_related(persona, "sampling", lambda row: row.value()) or Sampling(),
+        lorebook=tuple(lorebook),
     )
 
 
@@ -135,7 +172,10 @@ def load_personas(server_id: int) -> list[PersonaInfo]:
         .prefetch_related("attributes", "sprite_messages")
         .order_by("is_alter", "persona_id")
     )
-    return resolve_single_owner_triggers([persona_info(p) for p in personas])
+    entries = load_lorebooks(server_id)
+    return resolve_single_owner_triggers(
+        [persona_info(p, lorebook=[e for owner, e in entries if owner in (None, p.persona_id)]) for p in personas]
+    )
 
 
 def user_row(user: m.DiscordUser) -> UserRow:

@@ -48,14 +48,18 @@ def part_json(part: Part) -> JSONDict:
 
 
 def item_json(item: ContextItem) -> JSONDict:
-    """§2 `context_items` entry: `{role, tag, text, message_id, parts}`."""
-    return {
+    """§2 `context_items` entry: `{role, tag, text, message_id, parts}`, and `world_info` (the entries
+    that fired and their keys) on a lorebook item only."""
+    out: JSONDict = {
         "role": item.role,
         "tag": item.metadata_tag.value if item.metadata_tag is not None else None,
         "text": item.text,
         "message_id": item.message_id,
         "parts": [part_json(p) for p in item.parts],
     }
+    if item.world_info is not None:
+        out["world_info"] = item.world_info
+    return out
 
 
 def _media_json(ref: ImageRef | VideoRef) -> JSONDict:

@@ -192,6 +192,28 @@ class PersonaAttributeInfo:
 
 
 @dataclass(frozen=True)
+class LoreEntryInfo:
+    """An enabled lorebook entry a persona reads, with its book's settings applied (README, "Lorebooks")."""
+
+    book_id: int
+    uid: int
+    content: str
+    keys: tuple[str, ...] = ()
+    secondary_keys: tuple[str, ...] = ()
+    comment: str = ""
+    selective: bool = False
+    selective_logic: Literal["and_any", "not_all", "not_any", "and_all"] = "and_any"
+    constant: bool = False
+    insertion_order: int = 100
+    position: Literal["before_char", "after_char", "at_depth"] = "before_char"
+    depth: int = 4
+    scan_depth: int = 2
+    case_sensitive: bool = False
+    match_whole_words: bool = True
+    token_budget: int = 2048
+
+
+@dataclass(frozen=True)
 class PersonaInfo:
     """A persona with the config fields the stage reads (build-context.md §1.4)."""
 
@@ -219,6 +241,7 @@ class PersonaInfo:
     preset: Preset | None = None
     # How its replies are drawn (sent by the provider, never read by the stage).
     sampling: Sampling = field(default_factory=Sampling)
+    lorebook: tuple[LoreEntryInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -419,6 +442,9 @@ class ContextItemTag(enum.StrEnum):
     DIALOGUE_SAMPLE = "dialogue_sample"
     DIALOGUE_HISTORY = "dialogue_history"
     CONTEXT_NOTE_INJECTION = "context_note_injection"
+    WORLD_INFO_BEFORE = "world_info_before"
+    WORLD_INFO_AFTER = "world_info_after"
+    WORLD_INFO_AT_DEPTH = "world_info_at_depth"
 
 
 @dataclass(frozen=True)
@@ -446,6 +472,8 @@ class ContextItem:
     participant_target_index: JSONDict | None = None
     persona_mention_map: dict[str, str] | None = None
     memory_projection: JSONDict | None = None
+    # Lorebook items: which entries fired and on which key, for the inspector.
+    world_info: list[JSONDict] | None = None
     placement: Literal["inline", "tail"] = "inline"
 
     @property

@@ -69,6 +69,18 @@ class PromptBlock:
     summary: str
     message_id: str | None
     message_refs: tuple[str, ...]  # ref_N / media_N ids of the block's message
+    fired: tuple[str, ...] = ()  # a lorebook block's entries and the key each fired on
+
+
+def fired_entries(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """`Mara (book 3, entry 2) on "mara"` for each lorebook entry of a world-info item."""
+    hits = item.get("world_info")
+    lines = []
+    for hit in hits if isinstance(hits, list) else []:
+        name = str(hit.get("comment") or "entry")
+        reason = "constant" if hit.get("key") is None else f'on "{hit.get("key")}"'
+        lines.append(f"{name} (book {hit.get('book')}, entry {hit.get('entry')}) {reason}")
+    return tuple(lines)
 
 
 @dataclass(frozen=True)
@@ -202,6 +214,7 @@ def prompt_blocks(
                 summary=_summary(text),
                 message_id=str(message_id) if message_id else None,
                 message_refs=refs.get(str(message_id), ()) if message_id else (),
+                fired=fired_entries(item),
             )
         )
     return blocks

@@ -9,7 +9,6 @@ forget-me deletes those records and no others.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -19,13 +18,9 @@ from django.utils import timezone
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.usage import NOTHING, got_no_answer, turn_cost, turn_tokens
 from chatcontext.serialize import turn_output
+from chatcontext.tokens import estimate_tokens
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
-
-
-def estimate_tokens(text: str) -> int:
-    """A provider-neutral estimate: one token per four characters, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 def _is_snowflake(value: Any) -> bool:

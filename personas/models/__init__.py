@@ -1,4 +1,5 @@
 from personas.models.access import ApiToken, ServerModerator
+from personas.models.cards import Lorebook, LorebookEntry, PersonaCard
 from personas.models.generation import PersonaPreset, PersonaSampling
 from personas.models.history import ActorKind
 from personas.models.memories import DeletedPersonalMemory, DeletedServerMemory, PersonalMemory, ServerMemory
@@ -41,9 +42,12 @@ __all__ = [
     "DeletedPersonalMemory",
     "DeletedServerMemory",
     "DiscordUser",
+    "Lorebook",
+    "LorebookEntry",
     "MatrixChannelLink",
     "Persona",
     "PersonaAttribute",
+    "PersonaCard",
     "PersonaLineage",
     "PersonaPreset",
     "PersonaSampling",

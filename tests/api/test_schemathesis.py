@@ -8,7 +8,7 @@ import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
-from schemathesis.specs.openapi.checks import negative_data_rejection
+from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from botplatform.wsgi import application
 from tests.api.conftest import bearer
@@ -58,4 +58,8 @@ def test_api_conforms_to_its_schema(case, api_world):  # type: ignore[no-untyped
     # Ids, dates and enums are parsed as strictly as the schema says now, but ninja still reads some
     # bodies the schema refuses (a JSON array `[null, null]` as an empty PATCH), so the "negative data
     # must be rejected" check does not apply yet; every other built-in check runs.
-    case.call_and_validate(headers=bearer(api_world["token_a_write"]), excluded_checks=[negative_data_rejection])
+    # A card upload's file is "binary" to the schema, which cannot say what a character card is: the
+    # generated files are no cards, and their 400 is the right answer (tests/cards/test_admin_api.py).
+    card_upload = case.operation.path.endswith("/cards")
+    excluded = [negative_data_rejection, *([positive_data_acceptance] if card_upload else [])]
+    case.call_and_validate(headers=bearer(api_world["token_a_write"]), excluded_checks=excluded)

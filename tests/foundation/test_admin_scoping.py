@@ -31,6 +31,7 @@ from personas.models import (
     DeletedPersonalMemory,
     DeletedServerMemory,
     DiscordUser,
+    Lorebook,
     MatrixChannelLink,
     Persona,
     PersonaAttribute,
@@ -149,6 +150,7 @@ def build_side(mark: str, disc: int, moderator: Any) -> Side:
             server=server, persona=persona, user_disc_id=str(disc + 7), reason=f"{mark} flood", expires_at=soon
         ),
         "servermoderator": ServerModerator.objects.create(server=server, user=moderator),
+        "lorebook": Lorebook.objects.create(server=server, persona=persona, name=f"{mark} lore"),
         "apitoken": ApiToken.issue(server, f"{mark} dashboard")[0],
         "deletedpersonalmemory": deleted(
             DeletedPersonalMemory,

@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
-from django.contrib.auth import get_user_model
 from django.db.models import Q
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,12 +25,11 @@ from bot.playground.reminder_scope import is_playground_channel, playground_remi
 from bot.playground.reminders import PlaygroundReminders
 from bot.playground.service import post_playground_message
 from botplatform.management.commands.serve import Command as ServeCommand
-from chatcontext.models import PromptRecord
 from personas import models as m
 from personas.reminders_service import DueReminder, fire_due_reminders
 from tests.bot.fake_llm import tool_round
 from tests.playground.conftest import MINA, Demo
-from tests.playground.turns import use_llm
+from tests.playground.turns import record_panel, use_llm
 from tests.waiting import until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,12 +41,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 
-def record_panel(record: PromptRecord) -> str:
-    client = Client()
-    client.force_login(get_user_model().objects.create_superuser("root", password="pw"))
-    response = client.get(reverse("playground:record_panel", args=[record.pk]))
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 class Clock:

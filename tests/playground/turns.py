@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
 
 from bot.conversation.providers import GenerationResult, ProviderError
 from bot.playground.service import (
@@ -36,3 +39,11 @@ class FailingProvider:
 
     async def generate(self, items: Sequence[ContextItem], *, stream: bool, on_delta: Any = None) -> GenerationResult:
         raise ProviderError("provider returned HTTP 500")
+
+
+def record_panel(record: PromptRecord) -> str:
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw"))
+    response = client.get(reverse("playground:record_panel", args=[record.pk]))
+    assert response.status_code == 200
+    return response.content.decode()
