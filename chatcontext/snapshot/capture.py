@@ -24,6 +24,7 @@ from chatcontext.types import (
     Attachment,
     Author,
     ChatTurn,
+    ChatTurnContext,
     DiscordMessage,
     Embed,
     EmbedMedia,
@@ -210,6 +211,12 @@ def persona_json(persona: PersonaInfo) -> JSONDict:
         "persona_prompt": persona.persona_prompt,
         "physical_appearance_tags": list(persona.physical_appearance_tags),
         "attributes": [{"text": a.text, "is_public": a.is_public} for a in persona.attributes],
+        "sample_dialogue": [dict(sample) for sample in persona.sample_dialogue],
+        "naming_prefixes": dict(persona.naming_prefixes),
+        "naming_suffixes": dict(persona.naming_suffixes),
+        "naming_address_terms": dict(persona.naming_address_terms),
+        "self_debug_enabled": persona.self_debug_enabled,
+        "sprite_names": list(persona.sprite_names),
     }
 
 
@@ -232,19 +239,11 @@ class RecordingTransport(Protocol):
     reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
 
 
-def turn_snapshot(turn: ChatTurn, transport: RecordingTransport) -> JSONDict:
-    """The snapshot of a turn that read the channel through ``transport``."""
-    return capture_snapshot(turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
-
-
-def capture_snapshot(
-    turn: ChatTurn,
-    messages: Iterable[DiscordMessage],
-    members: Iterable[MemberInfo],
-    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
-) -> JSONDict:
-    """The stored snapshot of one bot turn (turn-snapshot.md §1): what it read, minimised."""
-    return minimise_snapshot(read_snapshot(turn, messages, members, reaction_users))
+def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
+    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised. Taken right
+    after ``build_turn_context`` returned ``ctx`` and before anything of the turn writes
+    (``chatcontext.captured``), so a row a tool writes later is not in it."""
+    return minimise_snapshot(read_snapshot(ctx, transport))
 
 
 def _people(
@@ -264,15 +263,15 @@ def _people(
     return sorted(ids - {turn.bot_user.id})
 
 
-def read_snapshot(
-    turn: ChatTurn,
-    messages: Iterable[DiscordMessage],
-    members: Iterable[MemberInfo],
-    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
-) -> JSONDict:
-    """The snapshot document of everything one bot turn read (before ``minimise_snapshot``)."""
-    ordered = sorted(messages, key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0))
-    member_list = sorted(members, key=lambda mem: mem.user_disc_id)
+def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
+    """The snapshot document of everything one turn read (before ``minimise_snapshot``): the
+    Discord reads ``transport`` kept, the personas, emojis and stickers the pipeline used (from
+    ``ctx``) and the rows the loaders read."""
+    turn, reaction_users = ctx.turn, transport.reaction_users
+    ordered = sorted(
+        transport.messages.values(), key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0)
+    )
+    member_list = sorted(transport.members.values(), key=lambda mem: mem.user_disc_id)
     bot_id = turn.bot_user.id
     people = _people(turn, ordered, member_list, reaction_users)
     server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
@@ -295,6 +294,11 @@ def read_snapshot(
     blocks = m.PersonaUserBlock.objects.filter(
         server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
     )
+    preferences = m.UserPersonaNamingPreference.objects.filter(user__in=users, persona_lineage_id__in=lineages)
+    persona_keys = {p.persona_id: persona_key(p.persona_id) for p in turn.all_personas}
+    sprites = m.PersonaSpriteMessage.objects.filter(
+        message_disc_id__in=[msg.id for msg in ordered], persona_id__in=list(persona_keys)
+    )
     responders = [pid for pid in turn.locked_turn.triggered_persona_ids if pid != turn.persona.persona_id]
     return {
         "format": snapshot_format.FORMAT,
@@ -306,6 +310,7 @@ def read_snapshot(
             "description": server.description or None,
             "is_dm": server.is_dm_channel,
             "settings": {k: _plain(getattr(server.settings, k)) for k in settings_keys()},
+            **assets_json(ctx),
         },
         "channel": {
             "id": turn.locked_turn.channel_id,
@@ -358,6 +363,20 @@ def read_snapshot(
             }
             for b in blocks.order_by("id")
         ],
+        "naming_preferences": [
+            {
+                "user_disc_id": n.user.user_disc_id,
+                "persona_lineage_id": n.persona_lineage_id,
+                "nickname_override": n.nickname_override,
+                "prefix_override": n.prefix_override,
+                "suffix_override": n.suffix_override,
+            }
+            for n in preferences.select_related("user").order_by("user__user_disc_id", "persona_lineage_id")
+        ],
+        "sprite_messages": [
+            {"message_id": s.message_disc_id, "persona_key": persona_keys[s.persona_id], "sprite_name": s.sprite_name}
+            for s in sprites.order_by("message_disc_id")
+        ],
         "voice_transcripts": _voice_transcripts(ordered),
         "messages": [message_json(msg, reaction_users) for msg in ordered],
         "turn": {
@@ -370,6 +389,23 @@ def read_snapshot(
             **manual_json(turn),
         },
     }
+
+
+def assets_json(ctx: ChatTurnContext) -> JSONDict:
+    """The emoji and sticker rows the turn used (BC7-08), as the pipeline read them: from the cache
+    or the database, whichever served the turn. A kind the turn did not load is absent."""
+    out: JSONDict = {}
+    if ctx.loaded_emojis is not None:
+        out["emojis"] = [
+            {"id": e.emoji_disc_id, "name": e.emoji_name, "animated": e.is_animated, "description": e.emoji_desc}
+            for e in ctx.loaded_emojis
+        ]
+    if ctx.loaded_stickers is not None:
+        out["stickers"] = [
+            {"id": s.sticker_disc_id, "name": s.sticker_name, "description": s.sticker_desc}
+            for s in ctx.loaded_stickers
+        ]
+    return out
 
 
 def manual_json(turn: ChatTurn) -> JSONDict:

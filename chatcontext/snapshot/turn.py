@@ -33,12 +33,16 @@ def bot_author(doc: Mapping[str, Any]) -> Author:
 
 def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[str, PersonaInfo]:
     """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
-    (webhooks are per channel, so the database keeps none)."""
+    (webhooks are per channel, so the database keeps none) and sprite names (the loader reads them
+    from every sprite post of the persona; the snapshot keeps only the posts among its messages)."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
-    return {
-        p["key"]: replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
-        for p in doc_items(doc, "personas")
-    }
+    personas = {}
+    for p in doc_items(doc, "personas"):
+        persona = replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        if p.get("sprite_names") is not None:
+            persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
+        personas[p["key"]] = persona
+    return personas
 
 
 def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:

@@ -29,7 +29,7 @@ from chatcontext.management.commands import minimise_snapshots
 from chatcontext.memory_transport import InMemoryTransport
 from chatcontext.models import PromptRecord
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
@@ -214,10 +214,9 @@ def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dic
     ctx = build_turn_context(
         inputs.turn, transport, transcripts=inputs.transcripts, config=StageConfig(), clock=_constant_clock
     )
-    read = (inputs.turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
-    record = store_prompt_record(ctx, snapshot=capture_snapshot(*read), source="bot")
+    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport), source="bot"))
     record.refresh_from_db()
-    return ctx, record.snapshot, read_snapshot(*read)
+    return ctx, record.snapshot, read_snapshot(ctx, transport)
 
 
 def replay_output(doc: dict[str, Any]) -> str:
@@ -305,7 +304,7 @@ def test_a_hidden_members_role_stays_only_when_a_text_names_it() -> None:
 def over_full_record(doc: dict[str, Any]) -> PromptRecord:
     """A record as stored before issue 13: the whole snapshot the turn read."""
     m.Server.objects.get_or_create(server_disc_id=doc["server"]["disc_id"], defaults={"name": "Live"})
-    return store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source="bot")
+    return record_turn(TurnRecord(replay_snapshot(doc, transcriber=None), snapshot=doc, source="bot"))
 
 
 def command(*args: str) -> str:
