@@ -237,6 +237,8 @@ class RecordingTransport(Protocol):
     messages: Mapping[str, DiscordMessage]
     members: Mapping[str, MemberInfo]
     reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
+    channel_names: Mapping[str, str]  # other channels whose names the turn read, without the "#"
+    role_names: Mapping[str, str]
 
 
 def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
@@ -317,6 +319,12 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
             "name": turn.channel_name,
             "topic": turn.channel_description,
         },
+        "channels": [
+            {"id": cid, "name": name}
+            for cid, name in sorted(transport.channel_names.items())
+            if cid != turn.locked_turn.channel_id
+        ],
+        "roles": [{"id": rid, "name": name} for rid, name in sorted(transport.role_names.items())],
         "personas": [persona_json(p) for p in turn.all_personas],
         "users": [{"disc_id": u.user_disc_id, **{k: getattr(u, k) for k in user_keys}} for u in users],
         "members": [member_json(mem) for mem in member_list],
@@ -343,6 +351,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
         "reminders": [
             {
                 "id": r.reminder_id,
+                "channel_id": r.channel_disc_id,
                 "user_disc_id": r.user_discord_id,
                 "persona_key": persona_key(r.persona_id) if r.persona_id else None,
                 "purpose": r.reminder_purpose,

@@ -191,7 +191,7 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
         m.Reminder.objects.create(
             **({"reminder_id": r["id"]} if r.get("id") is not None else {}),
             server=server,
-            channel_disc_id=channel_id,
+            channel_disc_id=r.get("channel_id") or channel_id,
             user_discord_id=r["user_disc_id"],
             reminder_purpose=r["purpose"],
             reminder_time=_dt(r["due_at_ms"]),

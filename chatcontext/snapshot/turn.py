@@ -123,7 +123,8 @@ def snapshot_transport(
     doc: Mapping[str, Any], messages: Sequence[DiscordMessage], members: Sequence[MemberInfo]
 ) -> InMemoryTransport:
     """The channel as the snapshot froze it: its messages, members, the users it knows (for
-    reactor and author names), its one channel and the members' roles. DMs have no guild."""
+    reactor and author names), its channel and the others it names, the members' roles and the
+    roles it names. DMs have no guild."""
     users: dict[str, Author] = {}
     for u in doc_items(doc, "users"):
         users.setdefault(
@@ -133,11 +134,13 @@ def snapshot_transport(
         users.setdefault(msg.author.id, msg.author)
     users.setdefault(doc["bot_user"]["id"], bot_author(doc))
     roles = {r.id: r.name for mem in members for r in mem.roles}
+    roles.update((r["id"], r["name"]) for r in doc_items(doc, "roles"))
+    channels = {c["id"]: c["name"] for c in doc_items(doc, "channels")}
     return InMemoryTransport(
         messages,
         members=members,
         users=users.values(),
-        channels={doc["channel"]["id"]: doc["channel"]["name"]},
+        channels={**channels, doc["channel"]["id"]: doc["channel"]["name"]},
         roles=roles,
         guild_available=not doc["server"].get("is_dm"),
     )

@@ -63,6 +63,8 @@ class RecordingTransport(InMemoryTransport):
         self.messages: dict[str, DiscordMessage] = {trigger.id: trigger}
         self.members: dict[str, MemberInfo] = {}
         self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     def _seen(self, message: DiscordMessage | None) -> DiscordMessage | None:
         if message is not None:
@@ -95,6 +97,18 @@ class RecordingTransport(InMemoryTransport):
 
     def fetch_member(self, user_id: str) -> MemberInfo | None:
         return self._member(super().fetch_member(user_id))
+
+    def channel_label(self, channel_id: str) -> str | None:
+        label = super().channel_label(channel_id)
+        if label is not None:
+            self.channel_names[channel_id] = label.removeprefix("#")
+        return label
+
+    def role_name(self, role_id: str) -> str | None:
+        name = super().role_name(role_id)
+        if name is not None:
+            self.role_names[role_id] = name
+        return name
 
 
 @dataclass
