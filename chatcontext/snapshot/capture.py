@@ -431,10 +431,10 @@ def manual_json(turn: ChatTurn) -> JSONDict:
 
 def reminder_json(turn: ChatTurn) -> JSONDict | None:
     """``turn.reminder`` of a reminder turn (BC7-01): a self-task targets the bot's own id, as the
-    Reminder row does. The format has no lateness field, so a replay omits the overdue line."""
+    Reminder row does. The lateness is the text the prompt shows (``3 minutes``)."""
     incoming = turn.incoming
     data = incoming.reminder_data
     if data is None or not reminder_applies(incoming):
         return None
     target = turn.bot_user.id if data.self_reminder else incoming.reminder_recipient_id
-    return {"purpose": data.reminder_purpose, "user_disc_id": target}
+    return {"purpose": data.reminder_purpose, "user_disc_id": target, "lateness": data.reminder_lateness}

@@ -61,7 +61,13 @@ def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:
         is_stop_response=bool(turn.get("is_stop_response")),
         reminder_recipient_id=None if not reminder or self_reminder else reminder["user_disc_id"],
         reminder_data=(
-            ReminderData(reminder_purpose=reminder["purpose"], self_reminder=self_reminder) if reminder else None
+            ReminderData(
+                reminder_purpose=reminder["purpose"],
+                self_reminder=self_reminder,
+                reminder_lateness=reminder.get("lateness"),
+            )
+            if reminder
+            else None
         ),
         is_user_impersonation=impersonated is not None,
         impersonated_user_id=impersonated,

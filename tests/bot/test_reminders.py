@@ -190,7 +190,7 @@ async def test_bc7_01_a_due_self_task_runs_a_generated_persona_turn_in_its_chann
     assert record.persona_nickname == "Tomori"
     assert record.trigger_message_disc_id == str(latest.id)
     doc = validate_snapshot(record.snapshot)
-    assert doc["turn"]["reminder"] == {"purpose": "water the plants", "user_disc_id": bot_id}
+    assert doc["turn"]["reminder"] == {"purpose": "water the plants", "user_disc_id": bot_id, "lateness": "5 minutes"}
     assert (await status_of(due)).status == m.Reminder.Status.FIRED
 
 
@@ -278,7 +278,7 @@ async def test_bc7_01_a_human_reminder_is_a_persona_turn_whose_reply_mentions_th
     assert 'Reminder: "stretch your legs". Focus on reminding and pinging' in tail
     assert "[System: You are also 3 minutes late in reminding the user.]" in tail
     doc = validate_snapshot(record.snapshot)
-    assert doc["turn"]["reminder"] == {"purpose": "stretch your legs", "user_disc_id": ann}
+    assert doc["turn"]["reminder"] == {"purpose": "stretch your legs", "user_disc_id": ann, "lateness": "3 minutes"}
     assert record.source == "bot" and record.error == ""
 
 
