@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
+from chatcontext.participants.candidates import ACTIVITY_METRICS
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
 from chatcontext.snapshot import validation as snapshot_format
@@ -37,6 +38,29 @@ from chatcontext.types import (
 from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 
+# Every table the Build Context stage reads, and the snapshot key that keeps what it read
+# (turn-snapshot.md §1): tests/pipeline/test_capture_covers_reads.py fails when the stage reads a
+# table that is not here, so a new read cannot go without its capture.
+CAPTURED_TABLES: dict[type[Any], str] = {
+    m.Server: "server",
+    m.ServerSettings: "server.settings",
+    m.ServerEmoji: "server.emojis",
+    m.ServerSticker: "server.stickers",
+    m.Persona: "personas",
+    m.PersonaAttribute: "personas[].attributes",
+    m.PersonaSpriteMessage: "sprite_messages, personas[].sprite_names",
+    m.DiscordUser: "users",
+    m.UserPersonaNamingPreference: "naming_preferences",
+    m.StatCounter: "server_activity",
+    m.PersonalMemory: "personal_memories",
+    m.ServerMemory: "server_memories",
+    m.Reminder: "reminders",
+    m.PersonalizationBlacklist: "blacklist",
+    m.PersonaUserBlock: "persona_user_blocks",
+    VoiceTranscript: "voice_transcripts",
+    # The counters that say whether kept user rows are current: no turn data, only cache validity.
+    m.PersonalizationVersion: "",
+}
 MEDIA_KEYS = ("url", "proxy_url", "content_type", "width", "height")
 
 
@@ -296,6 +320,9 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
     blocks = m.PersonaUserBlock.objects.filter(
         server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
     )
+    active = m.StatCounter.objects.filter(
+        server=server, user__in=users, metric__in=ACTIVITY_METRICS, count__gt=0
+    ).values_list("user__user_disc_id", flat=True)
     preferences = m.UserPersonaNamingPreference.objects.filter(user__in=users, persona_lineage_id__in=lineages)
     persona_keys = {p.persona_id: persona_key(p.persona_id) for p in turn.all_personas}
     sprites = m.PersonaSpriteMessage.objects.filter(
@@ -382,6 +409,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
             }
             for n in preferences.select_related("user").order_by("user__user_disc_id", "persona_lineage_id")
         ],
+        "server_activity": [{"user_disc_id": uid} for uid in sorted(set(active))],
         "sprite_messages": [
             {"message_id": s.message_disc_id, "persona_key": persona_keys[s.persona_id], "sprite_name": s.sprite_name}
             for s in sprites.order_by("message_disc_id")

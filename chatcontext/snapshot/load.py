@@ -128,6 +128,17 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
         )
         for n in doc_items(doc, "naming_preferences")
     )
+    # D-16 evidence: one counted message in the server, on the day of the turn.
+    m.StatCounter.objects.bulk_create(
+        m.StatCounter(
+            server=server,
+            user_id=user_ids[a["user_disc_id"]],
+            metric="message_sent",
+            bucket=_dt(doc["now_ms"]).date(),
+            count=1,
+        )
+        for a in doc_items(doc, "server_activity")
+    )
     _load_assets(server, server_doc)
     m.PersonaSpriteMessage.objects.bulk_create(
         m.PersonaSpriteMessage(

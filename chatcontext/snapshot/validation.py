@@ -294,6 +294,9 @@ def check_references(doc: Mapping[str, Any]) -> None:
         if pair in preferences:
             raise SnapshotError(f"naming_preferences[{i}].persona_lineage_id", "duplicate preference of this user")
         preferences.add(pair)
+    for i, active in enumerate(doc_items(doc, "server_activity")):
+        if active["user_disc_id"] not in user_ids:
+            raise SnapshotError(f"server_activity[{i}].user_disc_id", "no entry in users has this id")
     attachment_ids = {a["id"] for msg in messages for a in msg.get("attachments") or []}
     for i, transcript in enumerate(doc_items(doc, "voice_transcripts")):
         if transcript["attachment_id"] not in attachment_ids:
