@@ -12,18 +12,24 @@ secret.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from io import StringIO
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.management import call_command
 from django.db import transaction
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.conversation.db import in_callers_transaction
+from bot.conversation.providers import build_provider, provider_config
+from bot.conversation.runner import TurnJob, TurnRunner
+from bot.conversation.state import ServerState, read_author_state
 from chatcontext.config import StageConfig
 from chatcontext.management.commands import minimise_snapshots
 from chatcontext.memory_transport import InMemoryTransport
@@ -32,10 +38,18 @@ from chatcontext.pipeline import build_turn_context
 from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
-from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
 from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
 from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
-from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
+from chatcontext.types import (
+    Author,
+    ChatTurnContext,
+    DiscordMessage,
+    MemberInfo,
+    PersonaInfo,
+    Reaction,
+    ReactionEmoji,
+)
 from personas import models as m
 from tests.budgets import database_property
 from tests.paths import EXAMPLE
@@ -50,6 +64,7 @@ from tests.pipeline.documents import (
     user_id,
 )
 from tests.pipeline.test_properties import channels
+from tests.replays import recorded_items, replayed_output
 
 BOTH = pytest.mark.django_db(databases=["default", "replay"])
 LINEAGES = (0, 10000, 10001, 10002)  # global, Tomori, Ellen, a lineage no persona holds
@@ -237,6 +252,75 @@ def replay_output(doc: dict[str, Any]) -> str:
     return dumps_output(turn_output(replay_snapshot(validate_snapshot(doc), config=StageConfig(), transcriber=None)))
 
 
+class SnapshotOutlet:
+    """The channel a generated snapshot describes, as the runner's outlet: every persona turn reads
+    it through a fresh recording transport; what the persona says goes nowhere."""
+
+    source = PromptRecord.Source.BOT
+    thread_parent_id = None
+
+    def __init__(self, inputs: SnapshotTurn) -> None:
+        self.inputs = inputs
+        self.bot_user = inputs.turn.bot_user
+        self.channel_name = inputs.turn.channel_name
+        self.channel_description = inputs.turn.channel_description
+
+    def transport(self) -> RecordingTransport:
+        return RecordingTransport(self.inputs.transport, self.inputs.turn.incoming.message)
+
+    @asynccontextmanager
+    async def composing(self, persona: PersonaInfo) -> AsyncIterator[None]:
+        yield None
+
+    async def deliver(self, persona: PersonaInfo, text: str, **_: Any) -> None:
+        return None
+
+    async def notify_failure(self, persona: PersonaInfo, **_: Any) -> None:
+        return None
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Any]) -> None:
+        return None
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        return None
+
+
+def runner_turn(doc: dict[str, Any]) -> PromptRecord:
+    """The turn run by the real ``TurnRunner`` (context and snapshot in one call, the offline echo
+    provider, the record in one call) against live rows: the snapshot's, loaded in the open
+    transaction, with a server key set that must stay out."""
+    loaded = load_snapshot_rows(doc)
+    m.DiscordUser.objects.update(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    m.ServerSettings.objects.filter(server_id=loaded.server_id).update(
+        llm_api_key="sk-live-secret-key", llm_base_url="https://llm.invalid/v1", llm_provider="echo"
+    )
+    inputs = snapshot_turn(doc, loaded)
+    turn, trigger = inputs.turn, inputs.turn.incoming.message
+    settings = m.ServerSettings.objects.get(server_id=loaded.server_id)
+    server = ServerState(turn.server, turn.all_personas, provider_config(settings), stream_replies=False)
+    responders = {p.persona_id: p for p in turn.all_personas if p.persona_id in turn.locked_turn.triggered_persona_ids}
+    personas = (turn.persona, *(p for pid, p in responders.items() if pid != turn.persona.persona_id))
+    author = read_author_state(loaded.server_id, trigger.author.id, turn.now_ms)
+    job = TurnJob(
+        turn.locked_turn,
+        SnapshotOutlet(inputs),
+        personas,
+        server,
+        author,
+        triggerer=inputs.transport.get_cached_member(trigger.author.id),
+    )
+    runner = TurnRunner(
+        db=in_callers_transaction,
+        provider_factory=build_provider,
+        transcripts=inputs.transcripts,
+        clock=lambda: doc["now_ms"],
+    )
+    result = async_to_sync(runner.run_persona_turn)(job, turn.persona, 0)
+    assert result is not None
+    result.record.refresh_from_db()
+    return result.record
+
+
 @BOTH
 @database_property
 @given(personal_channels())
@@ -245,13 +329,11 @@ def test_a_stored_snapshot_replays_exactly_and_holds_nothing_the_turn_could_not_
 ) -> None:
     doc, secrets = channel
     with transaction.atomic():
-        ctx, stored, everything = live_turn(doc)
-        recorded = [{k: v for k, v in i.items() if k != "token_estimate"} for i in turn_output(ctx)["context_items"]]
+        record = runner_turn(doc)
+        stored, recorded = record.snapshot, recorded_items(record)
         transaction.set_rollback(True)
 
-    replayed = replay_output(stored)
-    assert json.loads(replayed)["context_items"] == recorded
-    assert replayed == replay_output(everything)
+    assert replayed_output(stored)["context_items"] == recorded
 
     text = json.dumps(stored, ensure_ascii=False)
     assert [s for s in secrets.all() if s in text] == []
