@@ -28,14 +28,20 @@ def moderator(demo: Demo) -> Any:
     return alice
 
 
+async def moderator_client(demo: Demo, server: FakeLLMServer) -> tuple[Any, AsyncClient]:
+    """The demo answered by the test LLM server, and a client signed in as its moderator alice."""
+    await asyncio.to_thread(use_llm, demo, server)
+    alice = await asyncio.to_thread(moderator, demo)
+    client = AsyncClient()
+    await client.aforce_login(alice)
+    return alice, client
+
+
 async def test_a_memory_a_tool_wrote_in_a_turn_a_moderator_posted_names_the_account_and_the_record(
     tdemo: Demo,  # noqa: F811
     llm_server: FakeLLMServer,  # noqa: F811
 ) -> None:
-    await asyncio.to_thread(use_llm, tdemo, llm_server)
-    alice = await asyncio.to_thread(moderator, tdemo)
-    client = AsyncClient()
-    await client.aforce_login(alice)
+    alice, client = await moderator_client(tdemo, llm_server)
     remember = {"user": "mina", "content": "Mina grows tomatoes"}
     llm_server.script = [tool_round(("remember_user_fact", json.dumps(remember))), "Noted!"]
 

@@ -4,7 +4,6 @@ demo's Tomori has example dialogue and the demo server has emojis, so every such
 
 from __future__ import annotations
 
-import asyncio
 import json
 from io import StringIO
 from pathlib import Path
@@ -12,10 +11,8 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from django.test import AsyncClient
 from django.urls import reverse
 
 from bot.playground.service import send_playground_message
@@ -24,7 +21,8 @@ from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.bot.image_server import png_bytes
 from tests.playground.conftest import MINA, Demo
-from tests.playground.test_reminders import llm_server, tdemo, use_llm  # noqa: F401
+from tests.playground.test_reminders import llm_server, tdemo  # noqa: F401
+from tests.playground.test_tool_attribution import moderator_client
 from tests.replays import assert_replays_to_its_record, recorded_items
 
 BOTH = pytest.mark.django_db(transaction=True, databases=["default", "replay"])
@@ -41,22 +39,13 @@ def replay_turn_command(snapshot: dict[str, Any], folder: Path) -> list[dict[str
     return items
 
 
-def moderator(demo: Demo) -> Any:
-    alice = get_user_model().objects.create_user("alice", password="pw", is_staff=True)
-    m.ServerModerator.objects.create(server=demo.server, user=alice)
-    return alice
-
-
 @BOTH
 async def test_a_playground_tool_turn_exported_from_the_api_replays_with_replay_turn_to_its_record(
     tdemo: Demo,  # noqa: F811
     llm_server: FakeLLMServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    await asyncio.to_thread(use_llm, tdemo, llm_server)
-    alice = await asyncio.to_thread(moderator, tdemo)
-    client = AsyncClient()
-    await client.aforce_login(alice)
+    _, client = await moderator_client(tdemo, llm_server)
     remember = {"user": "mina", "content": "Mina grows tomatoes on the balcony"}
     llm_server.script = [tool_round(("remember_user_fact", json.dumps(remember))), "Noted!"]
 
