@@ -1,5 +1,6 @@
-"""The turn snapshot a bot turn is stored with (turn-snapshot.md): what the pipeline read from
-Discord (through the transport) and the rows it could read, in the replay format, minimised to what
+"""The turn snapshot a turn is stored with (turn-snapshot.md §4): what the pipeline read from
+Discord (through the transport), the personas, emojis and stickers it used and the rows it could
+read, taken right after the context is built (``chatcontext.captured``), minimised to what
 the turn could show (``chatcontext.snapshot.minimise``: no privacy-FULL user's words, no memory the persona
 cannot load).
 
