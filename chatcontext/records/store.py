@@ -70,9 +70,9 @@ def _prompt_subjects(output: Mapping[str, Any]) -> Iterator[Any]:
 
 def _snapshot_subjects(snapshot: Mapping[str, Any]) -> Iterator[Any]:
     """Users whose words, profile or memories the stored snapshot holds (the README's forget-me
-    section): authors of messages or forwards with content, users of personal memories and
-    reminders, user rows holding profile fields, member rows holding a server nickname or
-    activities, an impersonated user. An id alone — a user row with only names and privacy level, a
+    section): authors of messages or forwards with content, users of personal memories,
+    reminders and naming preferences, user rows holding profile fields, member rows holding a
+    server nickname or activities, an impersonated user. An id alone — a user row with only names and privacy level, a
     member row with only names and roles, a reactor, a blacklist or block entry — is no subject."""
     for message in _rows(snapshot, "messages"):
         author = message.get("author")
@@ -89,7 +89,7 @@ def _snapshot_subjects(snapshot: Mapping[str, Any]) -> Iterator[Any]:
     for member in _rows(snapshot, "members"):
         if _holds(member, _MEMBER_PROFILE):
             yield member.get("user_disc_id")
-    for key in ("personal_memories", "reminders"):
+    for key in ("personal_memories", "reminders", "naming_preferences"):
         for row in _rows(snapshot, key):
             yield row.get("user_disc_id")
     turn = snapshot.get("turn")

@@ -168,6 +168,13 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
         own = n == 1 or uid == impersonated  # the triggerer's (user 1) and an impersonated user's rows stay whole
         if not (levels[uid] == 0 and uid not in blacklisted and personalization) and not own:
             hidden_fields.add(user["pronouns"])
+        if draw(st.booleans()):
+            # A saved name for Tomori's or Ellen's lineage, which only a user P-02 lets be named keeps.
+            preference = {"user_disc_id": uid, "persona_lineage_id": draw(st.sampled_from((10000, 10001)))}
+            preference["nickname_override"] = f"pref n{n}q"
+            doc.setdefault("naming_preferences", []).append(preference)
+            if not (levels[uid] != 2 and uid not in blacklisted and personalization):
+                hidden_fields.add(preference["nickname_override"])
     for member in doc["members"]:
         uid = member["user_disc_id"]
         if uid in levels:
