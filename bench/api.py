@@ -3,7 +3,7 @@
 Creates a scratch database next to ``--database-url`` (Django's test-database machinery: the name
 gets a ``test_`` prefix; it is dropped afterwards, also on failure), migrates it, stores one real
 prompt record (the project's example turn assembled by ``replay_snapshot`` and written by
-``store_prompt_record``) and bulk-creates ``--records`` copies of it on the token's server, spread
+``record_turn``) and bulk-creates ``--records`` copies of it on the token's server, spread
 over channels, personas and two days, plus a tenth as many on a second server the token must not
 see. Requests go through Django's test client in this process (middleware, django-ninja, bearer
 token auth, JSON rendering), one at a time, with DEBUG off; pages are read at random offsets and
@@ -75,7 +75,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from chatcontext.models import PromptRecord  # noqa: E402
-from chatcontext.records.store import store_prompt_record  # noqa: E402
+from chatcontext.records.store import TurnRecord, record_turn  # noqa: E402
 from chatcontext.replay import replay_snapshot  # noqa: E402
 from chatcontext.snapshot import load_snapshot_json  # noqa: E402
 from personas.models import ApiToken, Persona, Server  # noqa: E402
@@ -101,7 +101,7 @@ def populate(records: int) -> tuple[str, list[int]]:
         for name, alter in (("Tomori", False), ("Sprocket", True), ("Mori", True))
     ]
     persona_b = Persona.objects.create(server=server_b, persona_nickname="Tomori")
-    model = store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source="replay")
+    model = record_turn(TurnRecord(replay_snapshot(doc, transcriber=None), snapshot=doc, source="replay"))
     values = {f.attname: getattr(model, f.attname) for f in PromptRecord._meta.concrete_fields if not f.primary_key}
     start = timezone.now() - timedelta(days=2)
 

@@ -14,6 +14,11 @@ trigger (``bot.conversation.admission.admit_message``), plans it on a ``TurnPlan
 3. **deliver**: the outlet posts the reply or, when none came, tells the channel so;
 4. **record**: the prompt record with its turn snapshot, whatever 2 and 3 did.
 
+The snapshot is captured in step 1, in the same database call as the context
+(``chatcontext.captured``), so nothing 2 and 3 write is in it; step 4 is one database call
+(``chatcontext.records.store.record_turn``) that stores the record and points the rows the tools
+wrote at it in one transaction.
+
 What the persona does besides replying happens in 2: on a turn that offers tools
 (``bot.conversation.tools.gating``) the provider and the tools take bounded rounds
 (``bot.conversation.tools.loop``) until the reply of record; in 3 the reply's ``@handle``s become
@@ -58,14 +63,12 @@ from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows
 from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
+from chatcontext.captured import CapturedTurn, TurnTransport, build_captured_turn
 from chatcontext.personalization import process_cache
-from chatcontext.pipeline import build_turn_context
 from chatcontext.records.commands import TurnCommand
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import Generation, ToolWrites, TurnRecord, record_turn
 from chatcontext.regeneration import REGENERATE
-from chatcontext.snapshot.capture import RecordingTransport, turn_snapshot
 from chatcontext.transcripts import TranscriptCache
-from chatcontext.transport import ChatTransport
 from chatcontext.triggerer import triggerer_naming
 from chatcontext.types import (
     Author,
@@ -74,15 +77,12 @@ from chatcontext.types import (
     ChatTurnContext,
     ContextItem,
     DiscordMessage,
-    JSONDict,
     LockedTurn,
     MemberInfo,
     PersonaInfo,
     ReplyNoticeState,
 )
 from personas import metrics
-from personas.actions.actor import name_prompt_record
-from personas.provenance import attach_prompt_record
 
 if TYPE_CHECKING:
     from chatcontext.models import PromptRecord
@@ -96,10 +96,6 @@ EMPTY_REPLY = "provider returned an empty reply"
 # the playground.
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
-
-
-class TurnTransport(ChatTransport, RecordingTransport, Protocol):
-    """One persona turn's view of a channel, which remembers what it read for the turn snapshot."""
 
 
 class Outlet(Protocol[R_co]):
@@ -270,7 +266,7 @@ class TurnRunner:
         transport = outlet.transport()
         locale = job.server.config.preferred_locale
         try:
-            ctx: ChatTurnContext = await self.db(build_turn_context)(
+            captured: CapturedTurn = await self.db(build_captured_turn)(
                 turn, transport, transcripts=self.transcripts, personalization=process_cache()
             )
         except Exception:
@@ -278,6 +274,7 @@ class TurnRunner:
             metrics.TURNS.labels(metrics.NO_CONTEXT).inc()
             await self._notify_failure(outlet, persona, locale)
             return None
+        ctx = captured.ctx
 
         config = dataclasses.replace(job.server.provider, sampling=persona.sampling)
         provider = MeteredProvider(self.provider_factory(config, persona.persona_nickname), config.endpoint)
@@ -325,26 +322,31 @@ class TurnRunner:
                 await outlet.post_notices(ctx.current_persona, run.notices)
             except DeliveryRefused as exc:
                 logger.warning("tool confirmations not delivered (%s)", exc)
-        record = await self.db(store_prompt_record)(
-            ctx,
-            snapshot=await self._snapshot(turn, transport),
-            source=outlet.source,
-            provider=provider.name,
-            model_name=provider.model_name,
-            reply_text=reply_text,
-            error=error,
+        generation = Generation(
+            provider.name,
+            provider.model_name,
+            reply_text,
+            error,
             latency_ms=result.latency_ms if result else None,
             usage=result.usage if result else None,
-            images=prompt.record,
-            tool_calls=run.as_json() if tools else None,
-            tool_subjects=run.subjects,
-            generation=generation_record(provider),
-            command=job.command.as_json() if job.command else None,
+            requested=generation_record(provider),
         )
-        if run.written:
-            await self.db(attach_prompt_record)(run.written, record.pk)
-        if turn_tools is not None:
-            await self.db(name_prompt_record)(turn_tools.actor, record.pk)
+        writes = (
+            ToolWrites(run.as_json(), tuple(run.subjects), tuple(run.written), turn_tools.actor if turn_tools else None)
+            if tools
+            else None
+        )
+        record = await self.db(record_turn)(
+            TurnRecord(
+                ctx,
+                captured.snapshot,
+                outlet.source,
+                generation,
+                images=prompt.record,
+                tools=writes,
+                command=job.command.as_json() if job.command else None,
+            )
+        )
         if reply is not None and ctx.fast_regeneration_recorder is not None:
             try:
                 await outlet.offer_regeneration(ctx, record.pk)
@@ -387,16 +389,6 @@ class TurnRunner:
             except ProviderError as exc:
                 return None, str(exc)
         return result, ""
-
-    async def _snapshot(self, turn: ChatTurn, transport: TurnTransport) -> JSONDict:
-        """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``).
-        Caught here, outside the ``db`` seam, so a connection lost meanwhile is retried there first."""
-        try:
-            snapshot: JSONDict = await self.db(turn_snapshot)(turn, transport)
-        except Exception:
-            logger.exception("turn snapshot not captured")
-            return {}
-        return snapshot
 
     async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only

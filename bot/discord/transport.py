@@ -228,6 +228,8 @@ class DiscordTransport:
             self._remember(trigger)
         self.members: dict[str, MemberInfo] = {}
         self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:
@@ -335,9 +337,15 @@ class DiscordTransport:
     def channel_label(self, channel_id: str) -> str | None:
         snowflake = _snowflake(channel_id)
         channel = self._guild.get_channel_or_thread(snowflake) if self._guild and snowflake else None
-        return f"#{channel.name}" if channel is not None else None
+        if channel is None:
+            return None
+        self.channel_names[channel_id] = channel.name
+        return f"#{channel.name}"
 
     def role_name(self, role_id: str) -> str | None:
         snowflake = _snowflake(role_id)
         role = self._guild.get_role(snowflake) if self._guild and snowflake else None
-        return role.name if role is not None else None
+        if role is None:
+            return None
+        self.role_names[role_id] = role.name
+        return role.name

@@ -77,10 +77,12 @@ class PlaygroundTransport:
         self._all_members: dict[str, MemberInfo] | None = None
         self._users: dict[str, Author | None] = {}
         self._raw: dict[str, PlaygroundMessage] = {}
-        self._channel_names: dict[str, str] | None = None
+        self._all_channel_names: dict[str, str] | None = None
         self.messages: dict[str, DiscordMessage] = {}
         self.members: dict[str, MemberInfo] = {}
         self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     # -- rows ----------------------------------------------------------------------------------
 
@@ -250,13 +252,19 @@ class PlaygroundTransport:
         return self._users.get(user_id)
 
     def channel_label(self, channel_id: str) -> str | None:
-        if self._channel_names is None:
-            self._channel_names = dict(
+        if self._all_channel_names is None:
+            self._all_channel_names = dict(
                 PlaygroundChannel.objects.filter(server=self._server).values_list("disc_id", "name")
             )
-        name = self._channel_names.get(channel_id)
-        return f"#{name}" if name is not None else None
+        name = self._all_channel_names.get(channel_id)
+        if name is None:
+            return None
+        self.channel_names[channel_id] = name
+        return f"#{name}"
 
     def role_name(self, role_id: str) -> str | None:
         roles = {r.id: r.name for member in self._member_rows().values() for r in member.roles}
-        return roles.get(role_id)
+        name = roles.get(role_id)
+        if name is not None:
+            self.role_names[role_id] = name
+        return name

@@ -1,15 +1,17 @@
 """Prompt records: one assembled turn exactly as the model saw it, with its snapshot (design.md).
 
-``store_prompt_record`` is the only writer. It stores the §2 output document of the turn, a token
-estimate per context item, the turn's input/output tokens and cost (``chatcontext.records.usage``), the
-exclusion log (who was left out and why, never the excluded text) and the Discord ids of everyone
-the record is about (``subject_user_ids``: whose words, profile or memories it holds), so
-forget-me deletes those records and no others.
+``record_turn`` is the only writer: one transaction stores the record with its snapshot and points
+the rows the turn's tool calls wrote at it (their provenance and audit trail). A record holds the §2
+output document of the turn, a token estimate per context item, the turn's input/output tokens and
+cost (``chatcontext.records.usage``), the exclusion log (who was left out and why, never the
+excluded text) and the Discord ids of everyone the record is about (``subject_user_ids``: whose
+words, profile or memories it holds), so forget-me deletes those records and no others.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -21,6 +23,8 @@ from chatcontext.serialize import turn_output
 from chatcontext.tokens import estimate_tokens
 from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
+from personas.actions.actor import Actor, name_prompt_record
+from personas.provenance import WrittenRow, attach_prompt_record
 
 
 def _is_snowflake(value: Any) -> bool:
@@ -61,9 +65,9 @@ def _prompt_subjects(output: Mapping[str, Any]) -> Iterator[Any]:
 
 def _snapshot_subjects(snapshot: Mapping[str, Any]) -> Iterator[Any]:
     """Users whose words, profile or memories the stored snapshot holds (the README's forget-me
-    section): authors of messages or forwards with content, users of personal memories and
-    reminders, user rows holding profile fields, member rows holding a server nickname or
-    activities, an impersonated user. An id alone — a user row with only names and privacy level, a
+    section): authors of messages or forwards with content, users of personal memories,
+    reminders and naming preferences, user rows holding profile fields, member rows holding a
+    server nickname or activities, an impersonated user. An id alone — a user row with only names and privacy level, a
     member row with only names and roles, a reactor, a blacklist or block entry — is no subject."""
     for message in _rows(snapshot, "messages"):
         author = message.get("author")
@@ -80,7 +84,7 @@ def _snapshot_subjects(snapshot: Mapping[str, Any]) -> Iterator[Any]:
     for member in _rows(snapshot, "members"):
         if _holds(member, _MEMBER_PROFILE):
             yield member.get("user_disc_id")
-    for key in ("personal_memories", "reminders"):
+    for key in ("personal_memories", "reminders", "naming_preferences"):
         for row in _rows(snapshot, key):
             yield row.get("user_disc_id")
     turn = snapshot.get("turn")
@@ -107,33 +111,56 @@ def _asker(command: JSONDict | None) -> list[str]:
     return [str(command["by"])] if command and command.get("by") else []
 
 
-def store_prompt_record(
-    ctx: ChatTurnContext,
-    *,
-    snapshot: JSONDict,
-    source: str,
-    provider: str = "",
-    model_name: str = "",
-    reply_text: str = "",
-    error: str = "",
-    latency_ms: int | None = None,
-    usage: JSONDict | None = None,
-    images: JSONDict | None = None,
-    tool_calls: JSONDict | None = None,
-    tool_subjects: Iterable[str] = (),
-    generation: JSONDict | None = None,
-    command: JSONDict | None = None,
-) -> PromptRecord:
-    """Write one prompt record in one transaction on the live database.
+@dataclass(frozen=True)
+class Generation:
+    """What the model gave back for the turn: its reply of record, or the error that stood for it."""
+
+    provider: str = ""
+    model_name: str = ""
+    reply_text: str = ""
+    error: str = ""
+    latency_ms: int | None = None
+    usage: JSONDict | None = None
+    # How the reply was asked for (bot.conversation.providers): the sampling sent, and each endpoint
+    # tried in order, with the one that answered and why the others did not.
+    requested: JSONDict | None = None
+
+
+@dataclass(frozen=True)
+class ToolWrites:
+    """The persona's tool calls of the turn (``calls``), the people they were about (``subjects``,
+    subjects of the record), the rows they wrote (pointed at the record) and the actor whose audit
+    trail names the record."""
+
+    calls: JSONDict
+    subjects: tuple[str, ...] = ()
+    written: tuple[WrittenRow, ...] = ()
+    actor: Actor | None = None
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn to record: its context, the snapshot captured with it, and what came of it."""
+
+    ctx: ChatTurnContext
+    snapshot: JSONDict
+    source: str
+    generation: Generation = Generation()
+    images: JSONDict | None = None
+    tools: ToolWrites | None = None
+    # What a command made of the turn (chatcontext.records.commands.TurnCommand); who asked is a subject.
+    command: JSONDict | None = None
+
+
+def record_turn(record: TurnRecord) -> PromptRecord:
+    """Record one turn in one transaction on the live database: its prompt record with its snapshot,
+    the provenance of the rows its tool calls wrote and the record's name in their audit trail.
 
     The server and persona are found by Discord id and nickname rather than by the context's
     internal ids, so a turn assembled on the replay database records against the live rows.
-    Raises ``Server.DoesNotExist`` when the server is not registered here. ``tool_calls`` are the
-    persona's tool calls; the people they were about (``tool_subjects``) are subjects of the record.
-    ``generation``: how the reply was asked for (sampling sent, endpoints tried).
-    ``command``: what a command made of the turn (``chatcontext.records.commands.TurnCommand``); who
-    asked is a subject too.
+    Raises ``Server.DoesNotExist`` when the server is not registered here.
     """
+    ctx, generation, tools = record.ctx, record.generation, record.tools
     output = turn_output(ctx)
     items = []
     total = 0
@@ -142,26 +169,29 @@ def store_prompt_record(
         total += tokens
         items.append({**item, "token_estimate": tokens})
     turn = ctx.turn
-    if got_no_answer(error=error, reply_text=reply_text):
+    if got_no_answer(error=generation.error, reply_text=generation.reply_text):
         counted = NOTHING
     else:
-        counted = turn_tokens(usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(reply_text))
+        counted = turn_tokens(
+            generation.usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(generation.reply_text)
+        )
+    subjects = subject_user_ids(output, record.snapshot, bot_id=turn.bot_user.id)
     with transaction.atomic():
         server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
         prices = server.settings
         nickname = ctx.current_persona.persona_nickname
         persona = m.Persona.objects.filter(server=server, persona_nickname__iexact=nickname.strip()).first()
-        return PromptRecord.objects.create(
+        stored = PromptRecord.objects.create(
             server=server,
             channel_disc_id=turn.locked_turn.channel_id,
             channel_name=turn.channel_name,
             persona=persona,
             persona_nickname=nickname,
             trigger_message_disc_id=turn.incoming.message.id,
-            source=source,
+            source=record.source,
             created_at=timezone.now(),
-            provider=provider,
-            model_name=model_name,
+            provider=generation.provider,
+            model_name=generation.model_name,
             context_items=items,
             simplified_messages=output["simplified_messages"],
             message_id_map=output["message_id_map"],
@@ -169,23 +199,26 @@ def store_prompt_record(
             participant_target_index=output["participant_target_index"],
             diagnostics=output["diagnostics"],
             exclusions=list(ctx.exclusions),
-            snapshot=snapshot,
+            snapshot=record.snapshot,
             token_estimate=total,
-            reply_text=reply_text,
-            error=error,
-            latency_ms=latency_ms,
-            usage=usage or {},
+            reply_text=generation.reply_text,
+            error=generation.error,
+            latency_ms=generation.latency_ms,
+            usage=generation.usage or {},
             input_tokens=counted.input,
             output_tokens=counted.output,
             tokens_measured=counted.measured,
             cost=turn_cost(counted, input_price=prices.llm_input_price, output_price=prices.llm_output_price),
-            images=images or {},
-            tool_calls=tool_calls or {},
-            generation=generation or {},
-            command=command or {},
+            images=record.images or {},
+            tool_calls=tools.calls if tools else {},
+            generation=record.generation.requested or {},
+            command=record.command or {},
             subject_user_ids=list(
-                dict.fromkeys(
-                    [*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects, *_asker(command)]
-                )
+                dict.fromkeys([*subjects, *(tools.subjects if tools else ()), *_asker(record.command)])
             ),
         )
+        if tools is not None:
+            attach_prompt_record(tools.written, stored.pk)
+            if tools.actor is not None:
+                name_prompt_record(tools.actor, stored.pk)
+    return stored

@@ -12,8 +12,8 @@ A snapshot is one JSON document holding everything one persona turn needs. This 
   private scratch database);
 - builds the ``ChatTurn``, the in-memory transport and the preloaded transcript cache of a turn
   (``turn``);
-- captures the snapshot a bot turn is stored with (``capture``), minimised to what the turn could
-  show (``minimise``).
+- captures the snapshot a turn is stored with (``capture``, right after the context is built:
+  ``chatcontext.captured``), minimised to what the turn could show (``minimise``).
 
 Reading is deterministic by construction: no clock (``now_ms`` comes from the document), no randomness, and
 rows are written in document order.

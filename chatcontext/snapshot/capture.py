@@ -1,5 +1,6 @@
-"""The turn snapshot a bot turn is stored with (turn-snapshot.md): what the pipeline read from
-Discord (through the transport) and the rows it could read, in the replay format, minimised to what
+"""The turn snapshot a turn is stored with (turn-snapshot.md §4): what the pipeline read from
+Discord (through the transport), the personas, emojis and stickers it used and the rows it could
+read, taken right after the context is built (``chatcontext.captured``), minimised to what
 the turn could show (``chatcontext.snapshot.minimise``: no privacy-FULL user's words, no memory the persona
 cannot load).
 
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
+from chatcontext.participants.candidates import ACTIVITY_METRICS
 from chatcontext.reminders import reminder_applies
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
 from chatcontext.snapshot import validation as snapshot_format
@@ -24,6 +26,7 @@ from chatcontext.types import (
     Attachment,
     Author,
     ChatTurn,
+    ChatTurnContext,
     DiscordMessage,
     Embed,
     EmbedMedia,
@@ -36,6 +39,29 @@ from chatcontext.types import (
 from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 
+# Every table the Build Context stage reads, and the snapshot key that keeps what it read
+# (turn-snapshot.md §1): tests/pipeline/test_capture_covers_reads.py fails when the stage reads a
+# table that is not here, so a new read cannot go without its capture.
+CAPTURED_TABLES: dict[type[Any], str] = {
+    m.Server: "server",
+    m.ServerSettings: "server.settings",
+    m.ServerEmoji: "server.emojis",
+    m.ServerSticker: "server.stickers",
+    m.Persona: "personas",
+    m.PersonaAttribute: "personas[].attributes",
+    m.PersonaSpriteMessage: "sprite_messages, personas[].sprite_names",
+    m.DiscordUser: "users",
+    m.UserPersonaNamingPreference: "naming_preferences",
+    m.StatCounter: "server_activity",
+    m.PersonalMemory: "personal_memories",
+    m.ServerMemory: "server_memories",
+    m.Reminder: "reminders",
+    m.PersonalizationBlacklist: "blacklist",
+    m.PersonaUserBlock: "persona_user_blocks",
+    VoiceTranscript: "voice_transcripts",
+    # The counters that say whether kept user rows are current: no turn data, only cache validity.
+    m.PersonalizationVersion: "",
+}
 MEDIA_KEYS = ("url", "proxy_url", "content_type", "width", "height")
 
 
@@ -210,6 +236,12 @@ def persona_json(persona: PersonaInfo) -> JSONDict:
         "persona_prompt": persona.persona_prompt,
         "physical_appearance_tags": list(persona.physical_appearance_tags),
         "attributes": [{"text": a.text, "is_public": a.is_public} for a in persona.attributes],
+        "sample_dialogue": [dict(sample) for sample in persona.sample_dialogue],
+        "naming_prefixes": dict(persona.naming_prefixes),
+        "naming_suffixes": dict(persona.naming_suffixes),
+        "naming_address_terms": dict(persona.naming_address_terms),
+        "self_debug_enabled": persona.self_debug_enabled,
+        "sprite_names": list(persona.sprite_names),
     }
 
 
@@ -230,21 +262,15 @@ class RecordingTransport(Protocol):
     messages: Mapping[str, DiscordMessage]
     members: Mapping[str, MemberInfo]
     reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
+    channel_names: Mapping[str, str]  # other channels whose names the turn read, without the "#"
+    role_names: Mapping[str, str]
 
 
-def turn_snapshot(turn: ChatTurn, transport: RecordingTransport) -> JSONDict:
-    """The snapshot of a turn that read the channel through ``transport``."""
-    return capture_snapshot(turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
-
-
-def capture_snapshot(
-    turn: ChatTurn,
-    messages: Iterable[DiscordMessage],
-    members: Iterable[MemberInfo],
-    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
-) -> JSONDict:
-    """The stored snapshot of one bot turn (turn-snapshot.md §1): what it read, minimised."""
-    return minimise_snapshot(read_snapshot(turn, messages, members, reaction_users))
+def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
+    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised. Taken right
+    after ``build_turn_context`` returned ``ctx`` and before anything of the turn writes
+    (``chatcontext.captured``), so a row a tool writes later is not in it."""
+    return minimise_snapshot(read_snapshot(ctx, transport))
 
 
 def _people(
@@ -264,15 +290,15 @@ def _people(
     return sorted(ids - {turn.bot_user.id})
 
 
-def read_snapshot(
-    turn: ChatTurn,
-    messages: Iterable[DiscordMessage],
-    members: Iterable[MemberInfo],
-    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]],
-) -> JSONDict:
-    """The snapshot document of everything one bot turn read (before ``minimise_snapshot``)."""
-    ordered = sorted(messages, key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0))
-    member_list = sorted(members, key=lambda mem: mem.user_disc_id)
+def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
+    """The snapshot document of everything one turn read (before ``minimise_snapshot``): the
+    Discord reads ``transport`` kept, the personas, emojis and stickers the pipeline used (from
+    ``ctx``) and the rows the loaders read."""
+    turn, reaction_users = ctx.turn, transport.reaction_users
+    ordered = sorted(
+        transport.messages.values(), key=lambda msg: (msg.created_timestamp, int(msg.id) if msg.id.isdigit() else 0)
+    )
+    member_list = sorted(transport.members.values(), key=lambda mem: mem.user_disc_id)
     bot_id = turn.bot_user.id
     people = _people(turn, ordered, member_list, reaction_users)
     server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
@@ -295,6 +321,14 @@ def read_snapshot(
     blocks = m.PersonaUserBlock.objects.filter(
         server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
     )
+    active = m.StatCounter.objects.filter(
+        server=server, user__in=users, metric__in=ACTIVITY_METRICS, count__gt=0
+    ).values_list("user__user_disc_id", flat=True)
+    preferences = m.UserPersonaNamingPreference.objects.filter(user__in=users, persona_lineage_id__in=lineages)
+    persona_keys = {p.persona_id: persona_key(p.persona_id) for p in turn.all_personas}
+    sprites = m.PersonaSpriteMessage.objects.filter(
+        message_disc_id__in=[msg.id for msg in ordered], persona_id__in=list(persona_keys)
+    )
     responders = [pid for pid in turn.locked_turn.triggered_persona_ids if pid != turn.persona.persona_id]
     return {
         "format": snapshot_format.FORMAT,
@@ -306,12 +340,19 @@ def read_snapshot(
             "description": server.description or None,
             "is_dm": server.is_dm_channel,
             "settings": {k: _plain(getattr(server.settings, k)) for k in settings_keys()},
+            **assets_json(ctx),
         },
         "channel": {
             "id": turn.locked_turn.channel_id,
             "name": turn.channel_name,
             "topic": turn.channel_description,
         },
+        "channels": [
+            {"id": cid, "name": name}
+            for cid, name in sorted(transport.channel_names.items())
+            if cid != turn.locked_turn.channel_id
+        ],
+        "roles": [{"id": rid, "name": name} for rid, name in sorted(transport.role_names.items())],
         "personas": [persona_json(p) for p in turn.all_personas],
         "users": [{"disc_id": u.user_disc_id, **{k: getattr(u, k) for k in user_keys}} for u in users],
         "members": [member_json(mem) for mem in member_list],
@@ -338,6 +379,7 @@ def read_snapshot(
         "reminders": [
             {
                 "id": r.reminder_id,
+                "channel_id": r.channel_disc_id,
                 "user_disc_id": r.user_discord_id,
                 "persona_key": persona_key(r.persona_id) if r.persona_id else None,
                 "purpose": r.reminder_purpose,
@@ -358,6 +400,21 @@ def read_snapshot(
             }
             for b in blocks.order_by("id")
         ],
+        "naming_preferences": [
+            {
+                "user_disc_id": n.user.user_disc_id,
+                "persona_lineage_id": n.persona_lineage_id,
+                "nickname_override": n.nickname_override,
+                "prefix_override": n.prefix_override,
+                "suffix_override": n.suffix_override,
+            }
+            for n in preferences.select_related("user").order_by("user__user_disc_id", "persona_lineage_id")
+        ],
+        "server_activity": [{"user_disc_id": uid} for uid in sorted(set(active))],
+        "sprite_messages": [
+            {"message_id": s.message_disc_id, "persona_key": persona_keys[s.persona_id], "sprite_name": s.sprite_name}
+            for s in sprites.order_by("message_disc_id")
+        ],
         "voice_transcripts": _voice_transcripts(ordered),
         "messages": [message_json(msg, reaction_users) for msg in ordered],
         "turn": {
@@ -370,6 +427,23 @@ def read_snapshot(
             **manual_json(turn),
         },
     }
+
+
+def assets_json(ctx: ChatTurnContext) -> JSONDict:
+    """The emoji and sticker rows the turn used (BC7-08), as the pipeline read them: from the cache
+    or the database, whichever served the turn. A kind the turn did not load is absent."""
+    out: JSONDict = {}
+    if ctx.loaded_emojis is not None:
+        out["emojis"] = [
+            {"id": e.emoji_disc_id, "name": e.emoji_name, "animated": e.is_animated, "description": e.emoji_desc}
+            for e in ctx.loaded_emojis
+        ]
+    if ctx.loaded_stickers is not None:
+        out["stickers"] = [
+            {"id": s.sticker_disc_id, "name": s.sticker_name, "description": s.sticker_desc}
+            for s in ctx.loaded_stickers
+        ]
+    return out
 
 
 def manual_json(turn: ChatTurn) -> JSONDict:
@@ -386,10 +460,10 @@ def manual_json(turn: ChatTurn) -> JSONDict:
 
 def reminder_json(turn: ChatTurn) -> JSONDict | None:
     """``turn.reminder`` of a reminder turn (BC7-01): a self-task targets the bot's own id, as the
-    Reminder row does. The format has no lateness field, so a replay omits the overdue line."""
+    Reminder row does. The lateness is the text the prompt shows (``3 minutes``)."""
     incoming = turn.incoming
     data = incoming.reminder_data
     if data is None or not reminder_applies(incoming):
         return None
     target = turn.bot_user.id if data.self_reminder else incoming.reminder_recipient_id
-    return {"purpose": data.reminder_purpose, "user_disc_id": target}
+    return {"purpose": data.reminder_purpose, "user_disc_id": target, "lateness": data.reminder_lateness}

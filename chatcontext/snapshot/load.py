@@ -1,6 +1,7 @@
-"""A snapshot's database-shaped parts (server, settings, personas, users, memories, reminders,
-blacklist, blocks) written as rows, so the ordinary batched loaders read them. Callers run it inside
-``transaction.atomic()`` and roll back (``chatcontext.replay`` does it on a private scratch database)."""
+"""A snapshot's database-shaped parts (server, settings, emojis, stickers, personas, users, naming
+preferences, sprite messages, memories, reminders, blacklist, blocks) written as rows, so the
+ordinary batched loaders read them. Callers run it inside ``transaction.atomic()`` and roll back
+(``chatcontext.replay`` does it on a private scratch database)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,26 @@ def _insert_with_created_at(model: type[Any], objs: list[Any], stamps: list[int]
         model.objects.filter(pk__in=pks).update(created_at=_dt(stamp))
 
 
+def _load_assets(server: m.Server, server_doc: Mapping[str, Any]) -> None:
+    """The emoji and sticker rows the turn read, in row order (BC7-08)."""
+    m.ServerEmoji.objects.bulk_create(
+        m.ServerEmoji(
+            server=server,
+            emoji_disc_id=e["id"],
+            emoji_name=e["name"],
+            is_animated=bool(e.get("animated")),
+            emoji_desc=e.get("description") or "",
+        )
+        for e in server_doc.get("emojis") or []
+    )
+    m.ServerSticker.objects.bulk_create(
+        m.ServerSticker(
+            server=server, sticker_disc_id=s["id"], sticker_name=s["name"], sticker_desc=s.get("description") or ""
+        )
+        for s in server_doc.get("stickers") or []
+    )
+
+
 def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
     """Write the snapshot's database rows so the normal batched loaders read them.
 
@@ -76,6 +97,11 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
             trigger_words=list(p.get("trigger_words") or []),
             persona_prompt=p.get("persona_prompt"),
             physical_appearance_tags=list(p.get("physical_appearance_tags") or []),
+            sample_dialogue=list(p.get("sample_dialogue") or []),
+            naming_prefixes=dict(p.get("naming_prefixes") or {}),
+            naming_suffixes=dict(p.get("naming_suffixes") or {}),
+            naming_address_terms=dict(p.get("naming_address_terms") or {}),
+            self_debug_enabled=bool(p.get("self_debug_enabled")),
         )
         persona_ids[p["key"]] = persona.persona_id
         m.PersonaAttribute.objects.bulk_create(
@@ -92,6 +118,37 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
         for u in doc_items(doc, "users")
     )
     user_ids = {u.user_disc_id: u.user_id for u in users}
+    m.UserPersonaNamingPreference.objects.bulk_create(
+        m.UserPersonaNamingPreference(
+            user_id=user_ids[n["user_disc_id"]],
+            persona_lineage_id=n["persona_lineage_id"],
+            nickname_override=n.get("nickname_override"),
+            prefix_override=n.get("prefix_override"),
+            suffix_override=n.get("suffix_override"),
+        )
+        for n in doc_items(doc, "naming_preferences")
+    )
+    # D-16 evidence: one counted message in the server, on the day of the turn.
+    m.StatCounter.objects.bulk_create(
+        m.StatCounter(
+            server=server,
+            user_id=user_ids[a["user_disc_id"]],
+            metric="message_sent",
+            bucket=_dt(doc["now_ms"]).date(),
+            count=1,
+        )
+        for a in doc_items(doc, "server_activity")
+    )
+    _load_assets(server, server_doc)
+    m.PersonaSpriteMessage.objects.bulk_create(
+        m.PersonaSpriteMessage(
+            message_disc_id=s["message_id"],
+            persona_id=persona_ids[s["persona_key"]],
+            sprite_name=s["sprite_name"],
+            channel_disc_id=doc["channel"]["id"],
+        )
+        for s in doc_items(doc, "sprite_messages")
+    )
 
     m.ServerMember.objects.bulk_create(
         m.ServerMember(
@@ -145,7 +202,7 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
         m.Reminder.objects.create(
             **({"reminder_id": r["id"]} if r.get("id") is not None else {}),
             server=server,
-            channel_disc_id=channel_id,
+            channel_disc_id=r.get("channel_id") or channel_id,
             user_discord_id=r["user_disc_id"],
             reminder_purpose=r["purpose"],
             reminder_time=_dt(r["due_at_ms"]),

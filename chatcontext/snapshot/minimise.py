@@ -28,7 +28,8 @@ test_golden.py on every golden case):
 - server memories of the active lineage and lineage 0; the active persona's live blocks;
 - reminders the persona could show (H-15, H-21), and for a MINIMAL target without any of those one
   empty marker of a due reminder (D-16 pending-task evidence);
-- voice transcripts of attachments that stay.
+- voice transcripts of attachments that stay;
+- naming preferences of users whose saved names the turn may show (P-02).
 
 Pure: a document in, a new document out; the input is not changed.
 """
@@ -122,6 +123,10 @@ class TurnView:
     def hides(self, author_id: str) -> bool:
         """``Visibility.is_hidden_author``: a FULL author, or one the responding persona blocks."""
         return self.level(author_id) == PrivacyLevel.FULL or author_id in self.blocked
+
+    def saved_names(self, user_id: str) -> bool:
+        """P-02 (``saved_name_allowed``): whether the turn may name the user by their saved names."""
+        return self.personalization and user_id not in self.blacklisted and self.level(user_id) != PrivacyLevel.FULL
 
     def memory_loadable(self, owner_id: str, lineage: int) -> bool:
         """H-14 step 1 with hydration's P-04/P-05 precedence: what ``load_memories`` may
@@ -276,6 +281,7 @@ def minimise_snapshot(doc: Mapping[str, Any]) -> JSONDict:
         "server_memories": [sm for sm in _items(doc, "server_memories") if sm["persona_lineage_id"] in view.lineages],
         "reminders": _reminders(doc, view),
         "persona_user_blocks": _active_blocks(doc),
+        "naming_preferences": [n for n in _items(doc, "naming_preferences") if view.saved_names(n["user_disc_id"])],
         "voice_transcripts": [t for t in _items(doc, "voice_transcripts") if t["attachment_id"] in attachments],
         "messages": messages,
     }

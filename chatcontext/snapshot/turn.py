@@ -33,12 +33,16 @@ def bot_author(doc: Mapping[str, Any]) -> Author:
 
 def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[str, PersonaInfo]:
     """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
-    (webhooks are per channel, so the database keeps none)."""
+    (webhooks are per channel, so the database keeps none) and sprite names (the loader reads them
+    from every sprite post of the persona; the snapshot keeps only the posts among its messages)."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
-    return {
-        p["key"]: replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
-        for p in doc_items(doc, "personas")
-    }
+    personas = {}
+    for p in doc_items(doc, "personas"):
+        persona = replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        if p.get("sprite_names") is not None:
+            persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
+        personas[p["key"]] = persona
+    return personas
 
 
 def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:
@@ -57,7 +61,13 @@ def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:
         is_stop_response=bool(turn.get("is_stop_response")),
         reminder_recipient_id=None if not reminder or self_reminder else reminder["user_disc_id"],
         reminder_data=(
-            ReminderData(reminder_purpose=reminder["purpose"], self_reminder=self_reminder) if reminder else None
+            ReminderData(
+                reminder_purpose=reminder["purpose"],
+                self_reminder=self_reminder,
+                reminder_lateness=reminder.get("lateness"),
+            )
+            if reminder
+            else None
         ),
         is_user_impersonation=impersonated is not None,
         impersonated_user_id=impersonated,
@@ -116,7 +126,8 @@ def snapshot_transport(
     doc: Mapping[str, Any], messages: Sequence[DiscordMessage], members: Sequence[MemberInfo]
 ) -> InMemoryTransport:
     """The channel as the snapshot froze it: its messages, members, the users it knows (for
-    reactor and author names), its one channel and the members' roles. DMs have no guild."""
+    reactor and author names), its channel and the others it names, the members' roles and the
+    roles it names. DMs have no guild."""
     users: dict[str, Author] = {}
     for u in doc_items(doc, "users"):
         users.setdefault(
@@ -126,11 +137,13 @@ def snapshot_transport(
         users.setdefault(msg.author.id, msg.author)
     users.setdefault(doc["bot_user"]["id"], bot_author(doc))
     roles = {r.id: r.name for mem in members for r in mem.roles}
+    roles.update((r["id"], r["name"]) for r in doc_items(doc, "roles"))
+    channels = {c["id"]: c["name"] for c in doc_items(doc, "channels")}
     return InMemoryTransport(
         messages,
         members=members,
         users=users.values(),
-        channels={doc["channel"]["id"]: doc["channel"]["name"]},
+        channels={**channels, doc["channel"]["id"]: doc["channel"]["name"]},
         roles=roles,
         capabilities=TransportCapabilities(guild_available=not doc["server"].get("is_dm")),
     )

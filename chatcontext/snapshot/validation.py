@@ -19,7 +19,11 @@ from chatcontext.types import (
     JSONDict,
 )
 
-FORMAT = "tomori-turn-snapshot/1"
+FORMAT = "tomori-turn-snapshot/2"
+# Version 1 lacks the fields version 2 added (persona sample dialogue, naming and sprites, the
+# server's emojis and stickers, naming preferences, sprite messages); it still loads, as a turn
+# without them.
+FORMATS = (FORMAT, "tomori-turn-snapshot/1")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"
 # json.loads and the schema validator recurse once per level of nesting, so a deeper document is
@@ -256,6 +260,12 @@ def check_references(doc: Mapping[str, Any]) -> None:
         known_key(f"reminders[{i}].persona_key", reminder.get("persona_key"))
     for i, block in enumerate(doc_items(doc, "persona_user_blocks")):
         known_key(f"persona_user_blocks[{i}].persona_key", block.get("persona_key"))
+    for i, sprite in enumerate(doc_items(doc, "sprite_messages")):
+        known_key(f"sprite_messages[{i}].persona_key", sprite["persona_key"])
+    _check_unique(doc_items(doc, "sprite_messages"), "message_id", "sprite_messages", "message id")
+    server = doc["server"]
+    _check_unique(server.get("emojis") or [], "id", "server.emojis", "emoji id")
+    _check_unique(server.get("stickers") or [], "id", "server.stickers", "sticker id")
 
     messages = doc_items(doc, "messages")
     _check_unique(messages, "id", "messages", "message id")
@@ -276,6 +286,17 @@ def check_references(doc: Mapping[str, Any]) -> None:
     for i, memory in enumerate(doc_items(doc, "personal_memories")):
         if memory["user_disc_id"] not in user_ids:
             raise SnapshotError(f"personal_memories[{i}].user_disc_id", "no entry in users has this id")
+    preferences: set[tuple[str, int]] = set()
+    for i, preference in enumerate(doc_items(doc, "naming_preferences")):
+        pair = (preference["user_disc_id"], preference["persona_lineage_id"])
+        if pair[0] not in user_ids:
+            raise SnapshotError(f"naming_preferences[{i}].user_disc_id", "no entry in users has this id")
+        if pair in preferences:
+            raise SnapshotError(f"naming_preferences[{i}].persona_lineage_id", "duplicate preference of this user")
+        preferences.add(pair)
+    for i, active in enumerate(doc_items(doc, "server_activity")):
+        if active["user_disc_id"] not in user_ids:
+            raise SnapshotError(f"server_activity[{i}].user_disc_id", "no entry in users has this id")
     attachment_ids = {a["id"] for msg in messages for a in msg.get("attachments") or []}
     for i, transcript in enumerate(doc_items(doc, "voice_transcripts")):
         if transcript["attachment_id"] not in attachment_ids:

@@ -13,7 +13,6 @@ from types import SimpleNamespace
 import discord
 import discord.ext.test as dpytest
 import pytest
-from channels.layers import get_channel_layer
 from discord.ext.test import factories
 from django.utils import timezone
 
@@ -30,13 +29,13 @@ from chatcontext.types import ContextItem
 from personas import models as m
 from personas.reminders_service import (
     CLAIM_LEASE,
-    REMINDERS_GROUP,
     ChannelLayerDispatcher,
     DueReminder,
     FireReport,
     ReminderKind,
     fire_due_reminders,
 )
+from tests.bot.due_reminders import create_fired, fire, one_record
 from tests.bot.fakes import run_db, setup_server
 from tests.waiting import due_now, until
 
@@ -48,61 +47,12 @@ SELF_TASK_LINE = (
 )
 
 
-def create_fired(
-    guild_id: int,
-    channel_id: int,
-    target: str,
-    *,
-    persona_nickname: str | None = None,
-    kind: ReminderKind = ReminderKind.HUMAN,
-    purpose: str = "stretch your legs",
-    late: timedelta = timedelta(minutes=1),
-) -> DueReminder:
-    """A reminder row as the dispatcher leaves it after claiming it, and the occurrence it sends."""
-    server = m.Server.objects.get(server_disc_id=str(guild_id))
-    persona = m.Persona.objects.get(server=server, persona_nickname=persona_nickname) if persona_nickname else None
-    due_at = timezone.now() - late
-    reminder = m.Reminder.objects.create(
-        server=server,
-        channel_disc_id=str(channel_id),
-        user_discord_id=target,
-        reminder_purpose=purpose,
-        reminder_time=due_at,
-        persona=persona,
-        self_reminder=kind == ReminderKind.SELF_TASK,
-        status=m.Reminder.Status.CLAIMED,
-        next_attempt_at=timezone.now() + CLAIM_LEASE,
-    )
-    at_ms = int(due_at.timestamp() * 1000)
-    return DueReminder(
-        reminder_id=reminder.reminder_id,
-        kind=kind,
-        server_disc_id=server.server_disc_id,
-        channel_disc_id=str(channel_id),
-        target_user_id=target,
-        purpose=purpose,
-        persona_id=reminder.persona_id,
-        scheduled_at_ms=at_ms,
-        fired_at_ms=at_ms + int(late.total_seconds() * 1000),
-    )
-
-
-async def fire(harness, **kwargs) -> DueReminder:  # type: ignore[no-untyped-def]
-    """Create the occurrence and hand it to the bot over the layer, as the Celery dispatcher does."""
-    kwargs.setdefault("channel_id", harness.channel.id)
-    due = await run_db(create_fired, harness.guild.id, kwargs.pop("channel_id"), kwargs.pop("target"), **kwargs)
-    await get_channel_layer().group_send(REMINDERS_GROUP, due.as_message())
-    return due
 
 
 
 
-async def one_record() -> PromptRecord:
-    async def written() -> bool:
-        return await PromptRecord.objects.aexists()
 
-    await until(written)
-    return await PromptRecord.objects.aget()
+
 
 
 async def status_of(due: DueReminder) -> m.Reminder:
@@ -183,7 +133,7 @@ async def test_bc7_01_a_due_self_task_runs_a_generated_persona_turn_in_its_chann
     assert record.persona_nickname == "Tomori"
     assert record.trigger_message_disc_id == str(latest.id)
     doc = validate_snapshot(record.snapshot)
-    assert doc["turn"]["reminder"] == {"purpose": "water the plants", "user_disc_id": bot_id}
+    assert doc["turn"]["reminder"] == {"purpose": "water the plants", "user_disc_id": bot_id, "lateness": "5 minutes"}
     assert (await status_of(due)).status == m.Reminder.Status.FIRED
 
 
@@ -271,7 +221,7 @@ async def test_bc7_01_a_human_reminder_is_a_persona_turn_whose_reply_mentions_th
     assert 'Reminder: "stretch your legs". Focus on reminding and pinging' in tail
     assert "[System: You are also 3 minutes late in reminding the user.]" in tail
     doc = validate_snapshot(record.snapshot)
-    assert doc["turn"]["reminder"] == {"purpose": "stretch your legs", "user_disc_id": ann}
+    assert doc["turn"]["reminder"] == {"purpose": "stretch your legs", "user_disc_id": ann, "lateness": "3 minutes"}
     assert record.source == "bot" and record.error == ""
 
 

@@ -3,7 +3,7 @@
 alice moderates server A ("Tidepool Makerspace", the project's example), bob moderates server B, charlie is a
 non-staff account and root a superuser. Server A's live rows are the example snapshot's rows, and
 its records are assembled by the real pipeline from those rows (as the bot does) and stored by
-``store_prompt_record`` with the snapshot. Server B's record is a `replay_turn --record` of the
+``record_turn`` with the snapshot. Server B's record is a `replay_turn --record` of the
 same conversation moved to server B.
 """
 
@@ -20,7 +20,7 @@ from django.test import Client
 
 from chatcontext.models import PromptRecord
 from chatcontext.records.inspector import assemble_live
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json, load_snapshot_rows
 from personas.models import Persona, Server, ServerMemory
@@ -57,7 +57,7 @@ def server_b_doc() -> dict[str, Any]:
 
 def record_live(doc: dict[str, Any], server: Server) -> PromptRecord:
     """What the bot stores for a turn: assembled from today's rows, with its snapshot."""
-    return store_prompt_record(assemble_live(doc, server), snapshot=doc, source=PromptRecord.Source.BOT)
+    return record_turn(TurnRecord(assemble_live(doc, server), snapshot=doc, source=PromptRecord.Source.BOT))
 
 
 @dataclass
@@ -96,8 +96,8 @@ def world(db: None) -> World:
     doc_b = server_b_doc()
     server_b = Server.objects.create(server_disc_id=SERVER_B_DISC_ID, name="Day Larks")
     Persona.objects.create(server=server_b, persona_nickname="Tomori", trigger_words=["tomori"])
-    record_b = store_prompt_record(
-        replay_snapshot(doc_b, transcriber=None), snapshot=doc_b, source=PromptRecord.Source.REPLAY
+    record_b = record_turn(
+        TurnRecord(replay_snapshot(doc_b, transcriber=None), snapshot=doc_b, source=PromptRecord.Source.REPLAY)
     )
 
     people = cast(server_a, server_b)

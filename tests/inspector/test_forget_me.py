@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from chatcontext.models import PromptRecord, VoiceTranscript
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import load_snapshot_json
 from chatcontext.voice.cache import shared_cache
@@ -132,7 +132,9 @@ def without_priya(doc: dict) -> dict:
 
 
 def replayed(doc: dict) -> PromptRecord:
-    return store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source=PromptRecord.Source.REPLAY)
+    return record_turn(
+        TurnRecord(replay_snapshot(doc, transcriber=None), snapshot=doc, source=PromptRecord.Source.REPLAY)
+    )
 
 
 def stored_records() -> dict[int, tuple]:

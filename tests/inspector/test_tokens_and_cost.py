@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from chatcontext.models import PromptRecord
 from chatcontext.records.inspector import assemble_live, record_blocks
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import Generation, TurnRecord, record_turn
 from chatcontext.records.usage import TurnTokens, scale_to, turn_cost, turn_tokens
 from personas.models import ApiToken, Server, ServerModerator, ServerSettings
 from tests.inspector.conftest import World
@@ -62,12 +62,15 @@ def _price(server: Server, input_price: str, output_price: str) -> None:
 
 def _measured_record(world: World) -> PromptRecord:
     _price(world.server_a, "2.50", "10")
-    return store_prompt_record(
-        assemble_live(world.doc_a, world.server_a),
-        snapshot=world.doc_a,
-        source=PromptRecord.Source.BOT,
-        reply_text="hello",
-        usage={"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290},
+    return record_turn(
+        TurnRecord(
+            assemble_live(world.doc_a, world.server_a),
+            snapshot=world.doc_a,
+            source=PromptRecord.Source.BOT,
+            generation=Generation(
+                reply_text="hello", usage={"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290}
+            ),
+        )
     )
 
 
@@ -133,11 +136,13 @@ def test_the_server_list_shows_turns_tokens_and_cost_of_the_last_day_and_week(wo
 def test_a_turn_that_got_no_answer_costs_nothing_and_is_no_turn_of_the_server(world: World) -> None:
     answered = _measured_record(world)
     PromptRecord.objects.filter(server=world.server_a).exclude(pk=answered.pk).delete()
-    failed = store_prompt_record(
-        assemble_live(world.doc_a, world.server_a),
-        snapshot=world.doc_a,
-        source=PromptRecord.Source.BOT,
-        error="provider returned HTTP 404: The model `x` does not exist",
+    failed = record_turn(
+        TurnRecord(
+            assemble_live(world.doc_a, world.server_a),
+            snapshot=world.doc_a,
+            source=PromptRecord.Source.BOT,
+            generation=Generation(error="provider returned HTTP 404: The model `x` does not exist"),
+        )
     )
     assert (failed.input_tokens, failed.output_tokens, failed.cost) == (0, 0, Decimal(0))
     assert failed.token_estimate > 0  # what the prompt weighs is still shown, block by block

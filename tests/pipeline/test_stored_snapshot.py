@@ -12,30 +12,44 @@ secret.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from io import StringIO
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.management import call_command
 from django.db import transaction
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.conversation.db import in_callers_transaction
+from bot.conversation.providers import build_provider, provider_config
+from bot.conversation.runner import TurnJob, TurnRunner
+from bot.conversation.state import ServerState, read_author_state
 from chatcontext.config import StageConfig
 from chatcontext.management.commands import minimise_snapshots
 from chatcontext.memory_transport import InMemoryTransport
 from chatcontext.models import PromptRecord
 from chatcontext.pipeline import build_turn_context
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, turn_output
-from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
 from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
 from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
-from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, Reaction, ReactionEmoji
+from chatcontext.types import (
+    Author,
+    ChatTurnContext,
+    DiscordMessage,
+    MemberInfo,
+    PersonaInfo,
+    Reaction,
+    ReactionEmoji,
+)
 from personas import models as m
 from tests.budgets import database_property
 from tests.markers import BOTH
@@ -50,6 +64,7 @@ from tests.pipeline.documents import (
     message_json,
     user_id,
 )
+from tests.replays import recorded_items, replayed_output
 from tests.strategies import channels
 
 LINEAGES = (0, 10000, 10001, 10002)  # global, Tomori, Ellen, a lineage no persona holds
@@ -63,6 +78,8 @@ class RecordingTransport(InMemoryTransport):
         self.messages: dict[str, DiscordMessage] = {trigger.id: trigger}
         self.members: dict[str, MemberInfo] = {}
         self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     def _seen(self, message: DiscordMessage | None) -> DiscordMessage | None:
         if message is not None:
@@ -95,6 +112,18 @@ class RecordingTransport(InMemoryTransport):
 
     def fetch_member(self, user_id: str) -> MemberInfo | None:
         return self._member(super().fetch_member(user_id))
+
+    def channel_label(self, channel_id: str) -> str | None:
+        label = super().channel_label(channel_id)
+        if label is not None:
+            self.channel_names[channel_id] = label.removeprefix("#")
+        return label
+
+    def role_name(self, role_id: str) -> str | None:
+        name = super().role_name(role_id)
+        if name is not None:
+            self.role_names[role_id] = name
+        return name
 
 
 @dataclass
@@ -139,6 +168,13 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
         own = n == 1 or uid == impersonated  # the triggerer's (user 1) and an impersonated user's rows stay whole
         if not (levels[uid] == 0 and uid not in blacklisted and personalization) and not own:
             hidden_fields.add(user["pronouns"])
+        if draw(st.booleans()):
+            # A saved name for Tomori's or Ellen's lineage, which only a user P-02 lets be named keeps.
+            preference = {"user_disc_id": uid, "persona_lineage_id": draw(st.sampled_from((10000, 10001)))}
+            preference["nickname_override"] = f"pref n{n}q"
+            doc.setdefault("naming_preferences", []).append(preference)
+            if not (levels[uid] != 2 and uid not in blacklisted and personalization):
+                hidden_fields.add(preference["nickname_override"])
     for member in doc["members"]:
         uid = member["user_disc_id"]
         if uid in levels:
@@ -214,14 +250,82 @@ def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dic
     ctx = build_turn_context(
         inputs.turn, transport, transcripts=inputs.transcripts, config=StageConfig(), clock=_constant_clock
     )
-    read = (inputs.turn, transport.messages.values(), transport.members.values(), transport.reaction_users)
-    record = store_prompt_record(ctx, snapshot=capture_snapshot(*read), source="bot")
+    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport), source="bot"))
     record.refresh_from_db()
-    return ctx, record.snapshot, read_snapshot(*read)
+    return ctx, record.snapshot, read_snapshot(ctx, transport)
 
 
 def replay_output(doc: dict[str, Any]) -> str:
     return dumps_output(turn_output(replay_snapshot(validate_snapshot(doc), config=StageConfig(), transcriber=None)))
+
+
+class SnapshotOutlet:
+    """The channel a generated snapshot describes, as the runner's outlet: every persona turn reads
+    it through a fresh recording transport; what the persona says goes nowhere."""
+
+    source = PromptRecord.Source.BOT
+    thread_parent_id = None
+
+    def __init__(self, inputs: SnapshotTurn) -> None:
+        self.inputs = inputs
+        self.bot_user = inputs.turn.bot_user
+        self.channel_name = inputs.turn.channel_name
+        self.channel_description = inputs.turn.channel_description
+
+    def transport(self) -> RecordingTransport:
+        return RecordingTransport(self.inputs.transport, self.inputs.turn.incoming.message)
+
+    @asynccontextmanager
+    async def composing(self, persona: PersonaInfo) -> AsyncIterator[None]:
+        yield None
+
+    async def deliver(self, persona: PersonaInfo, text: str, **_: Any) -> None:
+        return None
+
+    async def notify_failure(self, persona: PersonaInfo, **_: Any) -> None:
+        return None
+
+    async def post_notices(self, persona: PersonaInfo, notices: list[Any]) -> None:
+        return None
+
+    async def react(self, message_id: str, emoji: str) -> None:
+        return None
+
+
+def runner_turn(doc: dict[str, Any]) -> PromptRecord:
+    """The turn run by the real ``TurnRunner`` (context and snapshot in one call, the offline echo
+    provider, the record in one call) against live rows: the snapshot's, loaded in the open
+    transaction, with a server key set that must stay out."""
+    loaded = load_snapshot_rows(doc)
+    m.DiscordUser.objects.update(created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    m.ServerSettings.objects.filter(server_id=loaded.server_id).update(
+        llm_api_key="sk-live-secret-key", llm_base_url="https://llm.invalid/v1", llm_provider="echo"
+    )
+    inputs = snapshot_turn(doc, loaded)
+    turn, trigger = inputs.turn, inputs.turn.incoming.message
+    settings = m.ServerSettings.objects.get(server_id=loaded.server_id)
+    server = ServerState(turn.server, turn.all_personas, provider_config(settings), stream_replies=False)
+    responders = {p.persona_id: p for p in turn.all_personas if p.persona_id in turn.locked_turn.triggered_persona_ids}
+    personas = (turn.persona, *(p for pid, p in responders.items() if pid != turn.persona.persona_id))
+    author = read_author_state(loaded.server_id, trigger.author.id, turn.now_ms)
+    job = TurnJob(
+        turn.locked_turn,
+        SnapshotOutlet(inputs),
+        personas,
+        server,
+        author,
+        triggerer=inputs.transport.get_cached_member(trigger.author.id),
+    )
+    runner = TurnRunner(
+        db=in_callers_transaction,
+        provider_factory=build_provider,
+        transcripts=inputs.transcripts,
+        clock=lambda: doc["now_ms"],
+    )
+    result = async_to_sync(runner.run_persona_turn)(job, turn.persona, 0)
+    assert result is not None
+    result.record.refresh_from_db()
+    return result.record
 
 
 @BOTH
@@ -232,13 +336,11 @@ def test_a_stored_snapshot_replays_exactly_and_holds_nothing_the_turn_could_not_
 ) -> None:
     doc, secrets = channel
     with transaction.atomic():
-        ctx, stored, everything = live_turn(doc)
-        recorded = [{k: v for k, v in i.items() if k != "token_estimate"} for i in turn_output(ctx)["context_items"]]
+        record = runner_turn(doc)
+        stored, recorded = record.snapshot, recorded_items(record)
         transaction.set_rollback(True)
 
-    replayed = replay_output(stored)
-    assert json.loads(replayed)["context_items"] == recorded
-    assert replayed == replay_output(everything)
+    assert replayed_output(stored)["context_items"] == recorded
 
     text = json.dumps(stored, ensure_ascii=False)
     assert [s for s in secrets.all() if s in text] == []
@@ -305,7 +407,7 @@ def test_a_hidden_members_role_stays_only_when_a_text_names_it() -> None:
 def over_full_record(doc: dict[str, Any]) -> PromptRecord:
     """A record as stored before issue 13: the whole snapshot the turn read."""
     m.Server.objects.get_or_create(server_disc_id=doc["server"]["disc_id"], defaults={"name": "Live"})
-    return store_prompt_record(replay_snapshot(doc, transcriber=None), snapshot=doc, source="bot")
+    return record_turn(TurnRecord(replay_snapshot(doc, transcriber=None), snapshot=doc, source="bot"))
 
 
 def command(*args: str) -> str:

@@ -4,38 +4,29 @@ member, and the turn's prompt record (README "Actions and the audit trail")."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import AsyncClient
 from django.urls import reverse
 
 from chatcontext.models import PromptRecord
 from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.playground.conftest import MINA, Demo
-from tests.playground.turns import use_llm
+from tests.playground.turns import moderator_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def moderator(demo: Demo) -> Any:
-    alice = get_user_model().objects.create_user("alice", password="pw", is_staff=True)
-    m.ServerModerator.objects.create(server=demo.server, user=alice)
-    return alice
+
+
 
 
 async def test_a_memory_a_tool_wrote_in_a_turn_a_moderator_posted_names_the_account_and_the_record(
     tdemo: Demo,
     llm_server: FakeLLMServer,
 ) -> None:
-    await asyncio.to_thread(use_llm, tdemo, llm_server)
-    alice = await asyncio.to_thread(moderator, tdemo)
-    client = AsyncClient()
-    await client.aforce_login(alice)
+    alice, client = await moderator_client(tdemo, llm_server)
     remember = {"user": "mina", "content": "Mina grows tomatoes"}
     llm_server.script = [tool_round(("remember_user_fact", json.dumps(remember))), "Noted!"]
 

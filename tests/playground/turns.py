@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import AsyncClient, Client
 from django.urls import reverse
 
 from bot.conversation.providers import GenerationResult, ProviderError
@@ -47,3 +48,18 @@ def record_panel(record: PromptRecord) -> str:
     response = client.get(reverse("playground:record_panel", args=[record.pk]))
     assert response.status_code == 200
     return response.content.decode()
+
+
+async def moderator_client(demo: Demo, server: FakeLLMServer) -> tuple[Any, AsyncClient]:
+    """The demo answered by the test LLM server, and a client signed in as its moderator alice."""
+    await asyncio.to_thread(use_llm, demo, server)
+    alice = await asyncio.to_thread(moderator, demo)
+    client = AsyncClient()
+    await client.aforce_login(alice)
+    return alice, client
+
+
+def moderator(demo: Demo) -> Any:
+    alice = get_user_model().objects.create_user("alice", password="pw", is_staff=True)
+    m.ServerModerator.objects.create(server=demo.server, user=alice)
+    return alice

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.records.models import PromptRecord
-from chatcontext.records.store import store_prompt_record
+from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.serialize import dumps_output, render_text, turn_output
 from chatcontext.snapshot import SnapshotError, load_snapshot_json
@@ -96,7 +96,7 @@ class Command(BaseCommand):
             ctx = replay_snapshot(doc, config=stage_config())
             output = turn_output(ctx)
             record = (
-                store_prompt_record(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY)
+                record_turn(TurnRecord(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY))
                 if options["record"]
                 else None
             )

@@ -1,0 +1,56 @@
+"""A turn's context and its snapshot, taken together (turn-snapshot.md §1, issue 28 item 1).
+
+The snapshot a prompt record is stored with is captured in the same database call as the context,
+right after ``build_turn_context`` returns: before the model is asked, before any tool call or
+delivery can write a row the snapshot would then hold and the prompt never showed. The runner makes
+this one call per persona turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from django.db import transaction
+
+from chatcontext.personalization import PersonalizationCache
+from chatcontext.pipeline import build_turn_context
+from chatcontext.snapshot.capture import RecordingTransport, capture_snapshot
+from chatcontext.transcripts import TranscriptCache
+from chatcontext.transport import ChatTransport
+from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict
+
+logger = logging.getLogger(__name__)
+
+
+class TurnTransport(ChatTransport, RecordingTransport, Protocol):
+    """One persona turn's view of a channel, which remembers what it read for the turn snapshot."""
+
+
+@dataclass(frozen=True)
+class CapturedTurn:
+    """The turn's context and its snapshot (``{}`` when it could not be captured)."""
+
+    ctx: ChatTurnContext
+    snapshot: JSONDict
+
+
+def build_captured_turn(
+    turn: ChatTurn,
+    transport: TurnTransport,
+    *,
+    transcripts: TranscriptCache,
+    personalization: PersonalizationCache | None = None,
+) -> CapturedTurn:
+    """``build_turn_context`` and the snapshot of what it read. A failure to capture the snapshot
+    never costs the turn (its record keeps ``{}``); the savepoint keeps a failed read from spoiling a
+    caller's transaction (the playground's)."""
+    ctx = build_turn_context(turn, transport, transcripts=transcripts, personalization=personalization)
+    try:
+        with transaction.atomic():
+            snapshot = capture_snapshot(ctx, transport)
+    except Exception:
+        logger.exception("turn snapshot not captured")
+        snapshot = {}
+    return CapturedTurn(ctx, snapshot)

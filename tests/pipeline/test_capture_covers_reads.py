@@ -1,0 +1,109 @@
+"""Every read of the Build Context stage has its capture in the stored snapshot (issue 28 item 1).
+
+Two structural checks: every table the stage reads while it assembles a rich turn is one the capture
+keeps (``CAPTURED_TABLES``), and every field of the value objects the stage reads a persona, the
+server and a user through is a field of the snapshot format. A new read, or a new field, fails here
+until the snapshot carries it. The replay tests of every source (tests/replays.py) then check the
+values: a snapshot alone, replayed on an empty scratch database, gives the recorded prompt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from chatcontext import repository
+from chatcontext.config import StageConfig
+from chatcontext.pipeline import build_turn_context
+from chatcontext.snapshot import load_snapshot_rows, schema, snapshot_turn, validate_snapshot
+from chatcontext.snapshot.capture import CAPTURED_TABLES, persona_json, settings_keys
+from chatcontext.types import PersonaInfo, ServerConfig, UserRow
+from personas import models as m
+from tests.paths import EXAMPLE
+
+# PersonaInfo fields no snapshot key holds, and why: ids the replay database gives anew, what only
+# delivery reads, and fields no loader sets (``repository.persona_info`` leaves their defaults).
+PERSONA_NOT_IN_SNAPSHOT = {"persona_id", "server_id", "webhook_avatar_url", "has_tools", "llm_provider", "llm_codename"}
+
+
+@pytest.mark.django_db
+def test_the_fields_no_loader_sets_keep_their_defaults() -> None:
+    server = m.Server.objects.create(server_disc_id="4400", name="S")
+    loaded = repository.persona_info(m.Persona.objects.create(server=server, persona_nickname="T"))
+    defaults = PersonaInfo(persona_id=None, persona_nickname="T", persona_lineage_id=loaded.persona_lineage_id)
+    for name in ("has_tools", "llm_provider", "llm_codename"):
+        assert getattr(loaded, name) == getattr(defaults, name)
+
+
+# ServerConfig fields that are the server's columns rather than settings, each with its key.
+SERVER_KEYS = {"server_id": None, "server_disc_id": "disc_id", "name": "name", "description": "description",
+               "is_dm": "is_dm", "preferred_locale": None}  # fmt: skip
+# Settings read under another name than their column (repository.server_config).
+RENAMED_SETTINGS = {"prompt_command_enabled": "prompt_snapshot_enabled"}
+
+
+def rich_document() -> dict[str, Any]:
+    """The shipped example with every kind of row a turn can read."""
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    doc["format"] = "tomori-turn-snapshot/2"
+    persona = doc["personas"][0]
+    persona["sample_dialogue"] = [{"role": "user", "text": "hi"}, {"role": "model", "text": "hello"}]
+    persona["sprite_names"] = ["wave"]
+    doc["server"]["emojis"] = [{"id": "4401", "name": "owl_wave"}]
+    doc["server"]["stickers"] = [{"id": "4501", "name": "owl"}]
+    user = doc["users"][0]["disc_id"]
+    doc["naming_preferences"] = [{"user_disc_id": user, "persona_lineage_id": persona["persona_lineage_id"]}]
+    doc["server_activity"] = [{"user_disc_id": user}]
+    persona_message = next(msg for msg in doc["messages"] if msg.get("webhook_id") or msg["author"].get("bot"))
+    doc["sprite_messages"] = [
+        {"message_id": persona_message["id"], "persona_key": persona["key"], "sprite_name": "wave"}
+    ]
+    return validate_snapshot(doc)
+
+
+def tables_in(sql: str) -> set[str]:
+    return {model._meta.db_table for model in apps.get_models() if re.search(rf"\b{model._meta.db_table}\b", sql)}
+
+
+@pytest.mark.django_db
+def test_every_table_the_stage_reads_is_kept_by_the_capture() -> None:
+    doc = rich_document()
+    with transaction.atomic():
+        loaded = load_snapshot_rows(doc)
+        inputs = snapshot_turn(doc, loaded)
+        cache.clear()  # the emoji and sticker rows come from the database, not a cached entry
+        with CaptureQueriesContext(connection) as queries:
+            build_turn_context(inputs.turn, inputs.transport, transcripts=inputs.transcripts, config=StageConfig())
+        transaction.set_rollback(True)
+    read = set().union(*(tables_in(q["sql"]) for q in queries.captured_queries))
+    captured = {model._meta.db_table for model in CAPTURED_TABLES}
+    assert read - captured == set()
+    assert {"server_emojis", "persona_sprite_messages", "user_persona_naming_preferences", "stat_counters"} <= read
+
+
+def test_every_persona_field_the_stage_reads_is_a_snapshot_field() -> None:
+    fields = {f.name for f in dataclasses.fields(PersonaInfo)} - PERSONA_NOT_IN_SNAPSHOT
+    keys = set(persona_json(PersonaInfo(persona_id=1, persona_nickname="T", persona_lineage_id=10000)))
+    keys |= {"webhook_id"}  # per channel: the transport's, not the persona row's
+    assert fields - {"persona_lineage_id", "is_alter"} <= keys
+    assert keys - {"key"} <= set(schema()["properties"]["personas"]["items"]["properties"])
+
+
+def test_every_server_and_user_field_the_stage_reads_is_a_snapshot_field() -> None:
+    settings = set(settings_keys())
+    for field in dataclasses.fields(ServerConfig):
+        if field.name in SERVER_KEYS:
+            key = SERVER_KEYS[field.name]
+            assert key is None or key in schema()["properties"]["server"]["properties"]
+        else:
+            assert RENAMED_SETTINGS.get(field.name, field.name) in settings, field.name
+    user_keys = set(schema()["properties"]["users"]["anyOf"][0]["items"]["properties"])
+    assert {f.name for f in dataclasses.fields(UserRow)} - {"user_id", "user_disc_id"} <= user_keys
