@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from chatcontext import repository
+from chatcontext import short_term_memory as stm
 from chatcontext.assets import PersonaAssets, load_persona_assets
 from chatcontext.builder import BuilderInputs, BuilderOutput, MediaConfig, attach_persona_catalog, build_context
 from chatcontext.config import StageConfig
@@ -50,6 +51,7 @@ from chatcontext.reminders import build_forced_mentions, build_reminder_entry, r
 from chatcontext.streaming import (
     DeliberateToolConfig,
     EffectivePersona,
+    deliberate_mode_active,
     effective_persona,
     gate_deliberate_tools,
     init_streaming_context,
@@ -356,6 +358,11 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
     """Step 7, BC9-07..09. The mode's server settings are a deferred feature, so only a user's
     personal `on` activates it."""
     turn, incoming = req.turn, req.turn.incoming
+    end_turn = list(streaming.end_turn_after_tools or ())
+    if _upkeep_wanted(req, history, streaming):
+        # BC9-12, the intent wrapper: due upkeep is an intent of its own, on a copy of the caller's
+        # list, so the streaming context keeps only what the caller supplied.
+        end_turn.append(stm.TOOL_NAME)
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(),
         personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
@@ -365,10 +372,21 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
         else None,
         disable_all_tools=streaming.disable_all_tools,
         recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
-        end_turn_after_tools=streaming.end_turn_after_tools or (),
+        end_turn_after_tools=end_turn,
     )
     streaming.disable_all_tools = gating.disable_all_tools
     streaming.deliberate_tool_allowed_names = gating.allowed_names
+
+
+def _upkeep_wanted(req: TurnRequest, history: HistoryResult, streaming: StreamingContext) -> bool:
+    """BC9-12: deliberate mode is on, tools are not explicitly off, and the note's upkeep is due. The
+    reference asks before the stage runs; the due test needs the history, so it is asked here, before
+    the gating that reads it (the result is the same: the gating sees the tool as an intent)."""
+    turn = req.turn
+    personal_mode = turn.user_row.personal_deliberate_tool_mode if turn.user_row else None
+    active = deliberate_mode_active(personal_mode, DeliberateToolConfig().server_mode)
+    explicitly_off = streaming.disable_all_tools or turn.incoming.is_user_impersonation
+    return active and not explicitly_off and stm.upkeep_due(turn.short_term_memory, history.simplified_messages)
 
 
 def _prepare_participants(req: TurnRequest, history: TurnHistory, persona: PersonaInfo) -> PreparedParticipantContext:
@@ -543,9 +561,21 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
             ),
             impersonation=state.impersonation,
             explicit_long_term_memory_intent=state.streaming.explicit_long_term_memory_intent,
+            short_term_memory=turn.short_term_memory,
+            short_term_memory_nudge=_nudge_wanted(turn, state),
             convert_mentions=mention_converter(turn, persona, participants.mentions, req.deps, builder_texts),
         )
     )
+
+
+def _nudge_wanted(turn: ChatTurn, state: TurnState) -> bool:
+    """BC8-12c: upkeep is due and the turn can offer the tool that does it."""
+    streaming = state.streaming
+    allowed = streaming.deliberate_tool_allowed_names
+    can_call = (
+        state.persona.has_tools and not streaming.disable_all_tools and (allowed is None or stm.TOOL_NAME in allowed)
+    )
+    return can_call and stm.upkeep_due(turn.short_term_memory, state.history.entries)
 
 
 def _tail(

@@ -522,6 +522,18 @@ class LockedTurn:
     triggered_persona_ids: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True)
+class ShortTermNote:
+    """The persona's short-term memory of the turn's channel (``personas.ShortTermMemory``) as the
+    surface read it: the note ("" when none), when it was last written (None: never), and whether
+    the surface offers ``update_short_term_memory`` on this turn (the nudge and the intent wrapper
+    ask only then, BC8-12c, BC9-12)."""
+
+    content: str = ""
+    updated_at_ms: int | None = None
+    tool_offered: bool = False
+
+
 @dataclass
 class ChatTurn:
     locked_turn: LockedTurn
@@ -544,6 +556,7 @@ class ChatTurn:
     forced_mentions: list[JSONDict] | None = None
     text_credential_source: str = "server"
     is_self_message: bool = False
+    short_term_memory: ShortTermNote | None = None
 
     @property
     def incoming(self) -> ChatIncoming:

@@ -45,7 +45,7 @@ from bot.conversation.providers import DeltaSink, GenerationResult, Provider, Pr
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
 from bot.conversation.tools.base import Tool, ToolTurn
-from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from bot.conversation.tools.gating import ToolPolicy, load_short_term_note, offered_tools, turn_allows_tools
 from bot.conversation.tools.loop import ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
@@ -68,6 +68,7 @@ from chatcontext.types import (
     MemberInfo,
     PersonaInfo,
     ReplyNoticeState,
+    ShortTermNote,
 )
 from chatcontext.voice.cache import TranscriptCache
 from personas import metrics
@@ -186,8 +187,10 @@ class TurnResult(Generic[R]):
     reply: R | None
 
 
-def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of the ``index``-th persona of the job."""
+def build_chat_turn(
+    job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int, short_term_memory: ShortTermNote | None = None
+) -> ChatTurn:
+    """The ``ChatTurn`` of the ``index``-th persona of the job, with its note of the channel."""
     outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
@@ -212,6 +215,7 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         triggerer_formatted_name=name.formatted,
         triggerer_address_term=name.address_term,
         is_self_message=trigger.author.id == bot_user.id,
+        short_term_memory=short_term_memory,
     )
 
 
@@ -247,7 +251,11 @@ class TurnRunner:
 
     async def run_persona_turn(self, job: TurnJob[R], persona: PersonaInfo, index: int) -> TurnResult[R] | None:
         outlet = job.outlet
-        turn = build_chat_turn(job, persona, index, now_ms=self.clock())
+        provider = MeteredProvider(
+            self.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
+        )
+        note = await self._short_term_memory(job, persona, provider)
+        turn = build_chat_turn(job, persona, index, now_ms=self.clock(), short_term_memory=note)
         transport = outlet.transport()
         locale = job.server.config.preferred_locale
         try:
@@ -260,9 +268,6 @@ class TurnRunner:
             await self._notify_failure(outlet, persona, locale)
             return None
 
-        provider = MeteredProvider(
-            self.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
-        )
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
@@ -305,7 +310,7 @@ class TurnRunner:
                 logger.warning("tool confirmations not delivered (%s)", exc)
         record = await self.db(store_prompt_record)(
             ctx,
-            snapshot=await self._snapshot(turn, transport),
+            snapshot=await self.snapshot(turn, transport),
             source=outlet.source,
             provider=provider.name,
             model_name=provider.model_name,
@@ -360,7 +365,7 @@ class TurnRunner:
                 return None, str(exc)
         return result, ""
 
-    async def _snapshot(self, turn: ChatTurn, transport: TurnTransport) -> JSONDict:
+    async def snapshot(self, turn: ChatTurn, transport: TurnTransport) -> JSONDict:
         """The turn's snapshot; a failure to capture it never costs the prompt record (it keeps ``{}``).
         Caught here, outside the ``db`` seam, so a connection lost meanwhile is retried there first."""
         try:
@@ -369,6 +374,18 @@ class TurnRunner:
             logger.exception("turn snapshot not captured")
             return {}
         return snapshot
+
+    async def _short_term_memory(
+        self, job: TurnJob[R], persona: PersonaInfo, provider: Provider
+    ) -> ShortTermNote | None:
+        """The persona's note of the channel (``bot.conversation.tools.gating``); None for a persona
+        that is not stored (it has no note)."""
+        if persona.persona_id is None:
+            return None
+        provider_tools = job.server.provider.tools and getattr(provider, "supports_tools", False)
+        return await self.db(load_short_term_note)(
+            job.server.server_id, persona.persona_id, job.locked_turn.channel_id, provider_tools=provider_tools
+        )
 
     async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only

@@ -60,6 +60,11 @@ class PromptRecord(models.Model):
     # turn offered no tools.
     tool_calls = models.JSONField(default=dict, blank=True)
 
+    # The steering command that caused this call (bot.conversation.steering): its name, who ran it and
+    # what it did, e.g. {"name": "compact", "kind": "summary", "by": "<disc id>", "summarised_messages": 12}.
+    # Empty: a turn nobody commanded.
+    command = models.JSONField(default=dict, blank=True, help_text="The command that caused this call, if any.")
+
     class Meta:
         db_table = "prompt_records"
         ordering = ["-created_at", "-id"]

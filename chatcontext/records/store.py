@@ -122,6 +122,7 @@ def store_prompt_record(
     images: JSONDict | None = None,
     tool_calls: JSONDict | None = None,
     tool_subjects: Iterable[str] = (),
+    command: JSONDict | None = None,
 ) -> PromptRecord:
     """Write one prompt record in one transaction on the live database.
 
@@ -129,6 +130,7 @@ def store_prompt_record(
     internal ids, so a turn assembled on the replay database records against the live rows.
     Raises ``Server.DoesNotExist`` when the server is not registered here. ``tool_calls`` are the
     persona's tool calls; the people they were about (``tool_subjects``) are subjects of the record.
+    ``command``: the steering command that caused the call, and what it did.
     """
     output = turn_output(ctx)
     items = []
@@ -177,6 +179,7 @@ def store_prompt_record(
             cost=turn_cost(counted, input_price=prices.llm_input_price, output_price=prices.llm_output_price),
             images=images or {},
             tool_calls=tool_calls or {},
+            command=command or {},
             subject_user_ids=list(
                 dict.fromkeys([*subject_user_ids(output, snapshot, bot_id=turn.bot_user.id), *tool_subjects])
             ),

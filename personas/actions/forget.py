@@ -14,11 +14,13 @@ from personas.actions.versions import bump_user_rows
 from personas.forgetting import RecordsAbout
 from personas.models import (
     PROFILE_FIELDS,
+    ConversationSummary,
     DiscordUser,
     PersonalMemory,
     Reminder,
     ServerMember,
     ServerMemory,
+    ShortTermMemory,
     StatCounter,
     UserPersonaNamingPreference,
 )
@@ -42,6 +44,8 @@ class ForgetResult:
     channel_messages: int = 0
     member_snapshots: int = 0
     stat_counters: int = 0
+    summaries: int = 0
+    short_term_memories: int = 0
     profile_cleared: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,10 +80,17 @@ def _delete_history(user: DiscordUser) -> None:
     DiscordUser.history.filter(user_id=user.pk).delete()
 
 
+def _drew_on(model: type[ConversationSummary | ShortTermMemory], user_disc_id: str) -> QuerySet[Any]:
+    """Rows whose ``author_disc_ids`` name the user: the JSON list's text holds the quoted id (ids are
+    digits, so the quoted form matches that id only), a test both databases answer alike."""
+    return model.objects.filter(author_disc_ids__icontains=f'"{user_disc_id}"')
+
+
 def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
     """Delete everything the platform keeps about one Discord user, in one transaction.
 
-    Removed: personal memories, server memories they created, naming preferences, reminders that
+    Removed: personal memories, server memories they created, the conversation summaries and
+    short-term memories drawn from their messages, naming preferences, reminders that
     target them or that they created, their member snapshots and activity counters, every prompt
     record about them (``records_about``: their words, profile or memories are in its prompt or
     its snapshot, ``chatcontext.records.store.subject_user_ids``), the voice transcripts of messages
@@ -114,6 +125,12 @@ def forget_user(user_disc_id: str, *, actor: Actor) -> ForgetResult:
             reminders = Reminder.objects.filter(user_discord_id=user_disc_id)
         counts["reminders"] = _delete(reminders)
         counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
+        counts["summaries"] = _delete(_drew_on(ConversationSummary, user_disc_id))
+        notes = _drew_on(ShortTermMemory, user_disc_id)
+        note_ids = list(notes.values_list("pk", flat=True))
+        counts["short_term_memories"] = _delete(notes)
+        # The note's old versions hold the same words.
+        ShortTermMemory.history.filter(id__in=note_ids).delete()
 
         forgotten = records_about(user_disc_id).delete()
         counts["voice_transcripts"] = forgotten.voice_transcripts

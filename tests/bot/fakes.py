@@ -137,9 +137,24 @@ async def run_db(fn: Any, *args: Any, **kwargs: Any) -> Any:
 @dataclass
 class FakeResponse:
     sent: list[tuple[str, bool]] = field(default_factory=list)
+    deferred: bool = False  # ephemerally: Discord shows the member "thinking…" until the follow-up
 
     async def send_message(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        assert not self.deferred, "a deferred interaction answers through its follow-up"
         self.sent.append((content, ephemeral))
+
+    async def defer(self, *, ephemeral: bool = False, **_: Any) -> None:
+        assert ephemeral, "commands answer privately"
+        self.deferred = True
+
+
+@dataclass
+class FakeFollowup:
+    response: FakeResponse
+
+    async def send(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        assert self.response.deferred, "a follow-up needs a deferred response"
+        self.response.sent.append((content, ephemeral))
 
 
 @dataclass
@@ -150,6 +165,10 @@ class FakeInteraction:
     guild: discord.Guild | None
     channel_id: int
     response: FakeResponse = field(default_factory=FakeResponse)
+
+    @property
+    def followup(self) -> FakeFollowup:
+        return FakeFollowup(self.response)
 
     @property
     def guild_id(self) -> int | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.conversation.tools.base import Tool
 from bot.conversation.tools.registry import FAMILY_INTENTS, TOOLS
-from chatcontext.types import StreamingContext
+from chatcontext.types import ShortTermNote, StreamingContext
 from personas import models as m
 
 
@@ -52,3 +52,17 @@ def offered_tools(streaming: StreamingContext, policy: ToolPolicy) -> list[Tool]
     if allowed is not None:
         tools = [t for t in tools if FAMILY_INTENTS.get(t.family) in allowed]
     return tools
+
+
+def load_short_term_note(
+    server_id: int, persona_id: int, channel_disc_id: str, *, provider_tools: bool
+) -> ShortTermNote:
+    """The note a persona turn reads, and whether the turn can offer the tool (the provider takes
+    tools, and neither the server nor the persona turned them off)."""
+    row = m.ShortTermMemory.objects.filter(persona_id=persona_id, channel_disc_id=channel_disc_id).first()
+    policy = ToolPolicy.load(server_id, persona_id)
+    return ShortTermNote(
+        content=row.content if row is not None else "",
+        updated_at_ms=int(row.updated_at.timestamp() * 1000) if row is not None else None,
+        tool_offered=provider_tools and policy.server_tools and policy.persona_tools,
+    )

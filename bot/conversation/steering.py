@@ -1,0 +1,227 @@
+"""The write side of steering a conversation (README "Steering a conversation"), on every surface.
+
+``/refresh`` posts the reset notice (build-context.md BC2-04..06): the next turn's history starts right
+after it. ``/compact`` has the server's model summarise the visible window — a separate call with its
+own prompt, made from the history a turn of the main persona would read (privacy, blocks and earlier
+markers already applied by ``build_turn_context``), recorded as its own prompt record — and posts the
+summary as a ``(Refreshed)`` notice: the next turn's history starts *at* it and reads it as
+``[System: ## {title}\\n{summary}]`` (BC2-05, BC6-06). A manual entry posts a moderator's text the same
+way, without a model call. Each summary is stored with the people whose messages it drew on
+(``personas.actions.record_summary``), so forget-me deletes it.
+
+The surfaces (``bot.discord.exts.steering``, ``bot.playground.commands``) decide who may and build the
+job; notices go out through the job's outlet, the one a turn's tool confirmations use.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bot.conversation.metering import MeteredProvider
+from bot.conversation.providers import ProviderError
+from bot.conversation.refusals import DeliveryRefused
+from bot.conversation.runner import TurnJob, TurnRunner, build_chat_turn
+from bot.conversation.tools.notices import Notice, notice
+from chatcontext.models import PromptRecord
+from chatcontext.personalization import process_cache
+from chatcontext.pipeline import build_turn_context
+from chatcontext.records.store import store_prompt_record
+from chatcontext.types import ChatTurnContext, ContextItem, ContextItemTag, JSONDict, TextPart
+from personas import actions
+from personas import models as m
+from personas.provenance import Provenance
+
+logger = logging.getLogger(__name__)
+
+Kind = m.ConversationSummary.Kind
+# Discord's embed description limit is 4096 characters; the summary notice must fit in one embed.
+SUMMARY_MAX_CHARS = 4000
+REFRESH_DESCRIPTION = "The personas no longer read the messages before this one."
+_REFRESHED_TITLE_KEYS = {
+    Kind.SUMMARY: "commands.compact.summary_title_refreshed",
+    Kind.ROLEPLAY_SCENE: "commands.compact.roleplay_scene_title_refreshed",
+    Kind.MANUAL_ENTRY: "commands.compact.manual_entry_title_refreshed",
+}
+_WHAT_TO_KEEP = {
+    Kind.SUMMARY: "who took part, what was said and decided, open questions and promises, and the current topic",
+    Kind.ROLEPLAY_SCENE: "the scene's setting, the characters present and their state, what happened in order, and "
+    "where the scene stands now",
+}
+SUMMARY_WORDS = 250
+
+
+def refresh_notice() -> Notice:
+    return notice("commands.refresh.title", REFRESH_DESCRIPTION)
+
+
+def summary_notice(kind: str, text: str) -> Notice:
+    """The notice that is both the summary and the history marker (``compact_refresh``)."""
+    return notice(_REFRESHED_TITLE_KEYS[Kind(kind)], text[:SUMMARY_MAX_CHARS])
+
+
+def transcript(ctx: ChatTurnContext) -> list[str]:
+    """The history entries as the persona's prompt shows them (named, privacy-filtered), one line each."""
+    return [
+        item.text
+        for item in ctx.context_items
+        if item.metadata_tag == ContextItemTag.DIALOGUE_HISTORY and item.message_id is not None and item.text.strip()
+    ]
+
+
+def summary_prompt(ctx: ChatTurnContext, kind: str) -> list[ContextItem]:
+    persona = ctx.current_persona.persona_nickname
+    instruction = (
+        f"You summarise a Discord conversation for {persona}, who will continue it knowing only your summary. "
+        f"Keep {_WHAT_TO_KEEP[Kind(kind)]}. Name people as the conversation does. At most {SUMMARY_WORDS} words; "
+        "write only the summary."
+    )
+    lines = "\n".join(transcript(ctx))
+    return [
+        ContextItem(role="system", parts=[TextPart(instruction)], metadata_tag=ContextItemTag.SYSTEM_INSTRUCTION_BLOCK),
+        ContextItem(role="user", parts=[TextPart(f"The conversation:\n{lines}\n\nWrite the summary now.")]),
+    ]
+
+
+def summarised_authors(ctx: ChatTurnContext) -> tuple[str, ...]:
+    """The people whose messages the summary was made from (not the personas, not the bot)."""
+    bot_id = ctx.turn.bot_user.id
+    authors = (e.author_id for e in ctx.simplified_messages if e.author_persona_id is None and e.author_id != bot_id)
+    return tuple(dict.fromkeys(a for a in authors if a.isdigit()))
+
+
+@dataclass(frozen=True)
+class CompactRequest:
+    """``job``: a turn of the main persona anchored on the channel's newest message (its window is the
+    one summarised); ``requested_by``: the member's Discord id, empty for automatic compaction."""
+
+    job: TurnJob[Any]
+    kind: str
+    requested_by: str = ""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    record: PromptRecord | None  # None: no context could be built, so no call was made
+    summary: str = ""
+    error: str = ""
+
+    @property
+    def done(self) -> bool:
+        return bool(self.summary) and not self.error
+
+
+async def compact(runner: TurnRunner, request: CompactRequest) -> Compaction:
+    """Summarise, record the call, post the summary notice, store the summary. A failed call or a
+    refused post leaves the conversation as it was (the record says why)."""
+    job, kind = request.job, Kind(request.kind)
+    persona = job.personas[0]
+    turn = build_chat_turn(job, persona, 0, now_ms=runner.clock())
+    transport = job.outlet.transport()
+    try:
+        ctx: ChatTurnContext = await runner.db(build_turn_context)(
+            turn, transport, transcripts=runner.transcripts, personalization=process_cache()
+        )
+    except Exception:
+        logger.exception("compaction: context build failed; nothing summarised")
+        return Compaction(record=None, error="the conversation could not be read")
+    lines = transcript(ctx)
+    command: JSONDict = {
+        "name": "compact",
+        "kind": str(kind),
+        "by": request.requested_by or "automatic",
+        "summarised_messages": len(lines),
+    }
+    items = summary_prompt(ctx, kind)
+    provider = MeteredProvider(
+        runner.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
+    )
+    summary, error, result = "", "", None
+    if not lines:
+        error = "nothing to summarise: the conversation is empty"
+    else:
+        try:
+            result = await provider.generate(items, stream=False)
+            summary = result.text.strip()[:SUMMARY_MAX_CHARS]
+            error = "" if summary else "the model returned an empty summary"
+        except ProviderError as exc:
+            error = str(exc)
+    posted: str | None = None
+    if summary:
+        try:
+            await job.outlet.post_notices(ctx.current_persona, [summary_notice(kind, summary)])
+            posted = "posted"
+        except DeliveryRefused as exc:
+            error = f"summary notice not delivered ({exc})"
+            logger.warning("compaction: %s", error)
+    command["notice"] = posted or "not posted"
+    record = await runner.db(store_prompt_record)(
+        replace(ctx, context_items=items),
+        snapshot=await runner.snapshot(turn, transport),
+        source=job.outlet.source,
+        provider=provider.name,
+        model_name=provider.model_name,
+        reply_text=summary,
+        error=error,
+        latency_ms=result.latency_ms if result else None,
+        usage=result.usage if result else None,
+        command=command,
+    )
+    if posted:
+        write = SummaryFields(
+            persona_id=persona.persona_id,
+            channel_disc_id=job.locked_turn.channel_id,
+            kind=kind,
+            content=summary,
+            author_disc_ids=summarised_authors(ctx),
+            requested_by_disc_id=request.requested_by,
+            prompt_record_id=record.pk,
+        )
+        await runner.db(store_summary)(write)
+    return Compaction(record=record, summary=summary if posted else "", error=error)
+
+
+@dataclass(frozen=True)
+class SummaryFields:
+    """A summary to store, as the async side knows it (ids, not rows)."""
+
+    persona_id: int | None
+    channel_disc_id: str
+    kind: str
+    content: str
+    author_disc_ids: tuple[str, ...]
+    requested_by_disc_id: str
+    prompt_record_id: int | None = None
+
+
+def store_summary(fields: SummaryFields) -> m.ConversationSummary:
+    """``personas.actions.record_summary`` by the member who asked, or the platform (automatic)."""
+    requested_by = fields.requested_by_disc_id
+    actor = actions.Actor.slash_command(requested_by) if requested_by else actions.Actor.system("automatic compaction")
+    write = actions.SummaryWrite(
+        persona=m.Persona.objects.get(pk=fields.persona_id),
+        channel_disc_id=fields.channel_disc_id,
+        kind=fields.kind,
+        content=fields.content,
+        author_disc_ids=fields.author_disc_ids,
+        requested_by_disc_id=requested_by,
+        provenance=Provenance(prompt_record_id=fields.prompt_record_id),
+    )
+    return actions.record_summary(write, actor=actor)
+
+
+async def post_manual_entry(runner: TurnRunner, job: TurnJob[Any], text: str, requested_by: str) -> None:
+    """A moderator's own summary, posted as the ``Manual Entry (Refreshed)`` notice; no model call.
+    Raises ``DeliveryRefused`` (nothing is stored then)."""
+    persona = job.personas[0]
+    await job.outlet.post_notices(persona, [summary_notice(Kind.MANUAL_ENTRY, text)])
+    fields = SummaryFields(
+        persona_id=persona.persona_id,
+        channel_disc_id=job.locked_turn.channel_id,
+        kind=Kind.MANUAL_ENTRY,
+        content=text[:SUMMARY_MAX_CHARS],
+        author_disc_ids=(requested_by,),  # the moderator's own words
+        requested_by_disc_id=requested_by,
+    )
+    await runner.db(store_summary)(fields)
