@@ -569,13 +569,11 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
 
 
 def _nudge_wanted(turn: ChatTurn, state: TurnState) -> bool:
-    """BC8-12c: upkeep is due and the turn can offer the tool that does it."""
+    """BC8-12c: upkeep is due (the surface offers the tool) and the gating left the tool in."""
     streaming = state.streaming
     allowed = streaming.deliberate_tool_allowed_names
-    can_call = (
-        state.persona.has_tools and not streaming.disable_all_tools and (allowed is None or stm.TOOL_NAME in allowed)
-    )
-    return can_call and stm.upkeep_due(turn.short_term_memory, state.history.entries)
+    gated_in = not streaming.disable_all_tools and (allowed is None or stm.TOOL_NAME in allowed)
+    return gated_in and stm.upkeep_due(turn.short_term_memory, state.history.entries)
 
 
 def _tail(

@@ -52,6 +52,30 @@ _WHAT_TO_KEEP = {
 SUMMARY_WORDS = 250
 
 
+# The private answers of the commands, the same on every surface. Who may: members with Manage Messages.
+REFRESH_REFUSED = (
+    "Only members with Manage Messages can use /refresh on this server: it clears the conversation the personas "
+    "read, for everyone in the channel. A moderator can open it to every member (admin: Servers → this server → "
+    "/refresh for everyone)."
+)
+COMPACT_REFUSED = (
+    "Only members with Manage Messages can use /compact: it replaces the conversation the personas read with a "
+    "summary, for everyone in the channel."
+)
+NO_PERSONA = "This server has no persona yet."
+REFRESHED = "Conversation cleared: the personas now read only what comes after the notice."
+MANUAL_NEEDS_TEXT = "A manual entry needs its text (the summary you want the personas to read)."
+TEXT_ONLY_FOR_MANUAL = "Text is for a manual entry only; the other kinds are written by the model."
+MANUAL_POSTED = "Manual entry posted: the personas now read it and what comes after it."
+
+
+def compacted(outcome: Compaction) -> str:
+    """The private answer to the member who asked for a compaction."""
+    if outcome.done:
+        return "Conversation compacted: the personas now read the summary and what comes after it."
+    return f"Nothing was compacted: {outcome.error or 'no summary was written'}. The conversation is as it was."
+
+
 def refresh_notice() -> Notice:
     return notice("commands.refresh.title", REFRESH_DESCRIPTION)
 

@@ -9,7 +9,7 @@ import discord
 import discord.ext.test as dpytest
 import pytest
 
-from bot.discord.exts.steering import COMPACT_REFUSED, MANUAL_NEEDS_TEXT, REFRESH_REFUSED, REFRESHED
+from bot.conversation.steering import COMPACT_REFUSED, MANUAL_NEEDS_TEXT, REFRESH_REFUSED, REFRESHED
 from chatcontext.models import PromptRecord
 from personas import actions
 from personas import models as m

@@ -19,6 +19,16 @@ from bot.conversation import steering
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.runner import TurnJob
 from bot.conversation.state import ServerState, read_author_state
+from bot.conversation.steering import (
+    COMPACT_REFUSED,
+    MANUAL_NEEDS_TEXT,
+    MANUAL_POSTED,
+    NO_PERSONA,
+    REFRESH_REFUSED,
+    REFRESHED,
+    TEXT_ONLY_FOR_MANUAL,
+    compacted,
+)
 from bot.discord.delivery import send_notices
 from bot.discord.exts._interactions import answer_later, interaction_server, reply
 from bot.discord.reminder_turns import latest_message, synthetic_trigger
@@ -30,31 +40,12 @@ if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin
 
 Kind = steering.Kind
-REFRESH_REFUSED = (
-    "Only members with Manage Messages can use /refresh on this server: it clears the conversation the personas "
-    "read, for everyone in the channel. A moderator can open it to every member (admin: Servers → this server → "
-    "/refresh for everyone)."
-)
-COMPACT_REFUSED = (
-    "Only members with Manage Messages can use /compact: it replaces the conversation the personas read with a "
-    "summary, for everyone in the channel."
-)
-NO_PERSONA = "This server has no persona yet."
-REFRESHED = "Conversation cleared: the personas now read only what comes after the notice."
-MANUAL_NEEDS_TEXT = "A manual entry needs its text: /compact kind:Manual entry text:…"
-TEXT_ONLY_FOR_MANUAL = "Text is for a manual entry only; the other kinds are written by the model."
 KIND_CHOICES = [app_commands.Choice(name=label, value=value) for value, label in Kind.choices]
 
 
 def may_steer(interaction: discord.Interaction) -> bool:
     user = interaction.user
     return isinstance(user, discord.Member) and user.guild_permissions.manage_messages
-
-
-def compacted(outcome: steering.Compaction) -> str:
-    if outcome.done:
-        return "Conversation compacted: the personas now read the summary and what comes after it."
-    return f"Nothing was compacted: {outcome.error or 'no summary was written'}. The conversation is as it was."
 
 
 class SteeringCog(commands.Cog):
@@ -137,7 +128,7 @@ class SteeringCog(commands.Cog):
             except DeliveryRefused as exc:
                 await answer_later(interaction, f"The entry could not be posted here ({exc}); nothing changed.")
                 return
-            await answer_later(interaction, "Manual entry posted: the personas now read it and what comes after it.")
+            await answer_later(interaction, MANUAL_POSTED)
             return
         outcome = await steering.compact(self.bot.runner, steering.CompactRequest(job, kind, member))
         await answer_later(interaction, compacted(outcome))
