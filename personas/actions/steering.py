@@ -64,8 +64,9 @@ def replace_short_term_memory(write: NoteWrite, *, actor: Actor) -> ShortTermMem
             )
         note.content = text
         note.author_disc_ids = _authors([*note.author_disc_ids, *write.author_disc_ids])
-        for name, value in write.provenance.fields().items():
-            setattr(note, name, value)
+        if write.provenance != NO_PROVENANCE:  # a moderator's edit keeps where the note came from
+            for name, value in write.provenance.fields().items():
+                setattr(note, name, value)
         note.save()
         return note
 
