@@ -5,8 +5,8 @@ BC9-11) and the server's and persona's switches. No tools when:
 - the turn disables all tools (an impersonation turn, BC7-04/BC9-01; deliberate mode without intent);
 - the server or the persona turns tools off.
 
-Memory tools and the short-term memory tool need self teaching on; deliberate mode keeps only the families whose intent the
-message asked for (``deliberate_tool_allowed_names``).
+Memory tools and the short-term memory tool need self teaching on; deliberate mode keeps only the
+families whose intent the message asked for (``deliberate_tool_allowed_names``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from bot.conversation.tools.base import Tool
 from bot.conversation.tools.registry import FAMILY_INTENTS, TOOLS
 from chatcontext.types import ShortTermNote, StreamingContext
 from personas import models as m
-
 
 # What the persona writes of its own accord; the server's self-teaching switch turns these off.
 SELF_TAUGHT = frozenset({"memory", "short_term_memory"})
