@@ -242,6 +242,11 @@ class TurnRunner:
         """Every persona of the locked turn in plan order; each re-reads the channel (BC1-02), so a
         later persona sees the replies of the earlier ones. A persona whose context could not be
         built has no record, and no result."""
+        if job.server.auto_compact:
+            # Imported here: steering builds on this module's runner and jobs.
+            from bot.conversation.steering import compact_before_turn
+
+            job = await compact_before_turn(self, job)
         results = []
         for index, persona in enumerate(job.personas):
             result = await self.run_persona_turn(job, persona, index)

@@ -10,20 +10,23 @@ way, without a model call. Each summary is stored with the people whose messages
 (``personas.actions.record_summary``), so forget-me deletes it.
 
 The surfaces (``bot.discord.exts.steering``, ``bot.playground.commands``) decide who may and build the
-job; notices go out through the job's outlet, the one a turn's tool confirmations use.
+job; notices go out through the job's outlet, the one a turn's tool confirmations use. With the
+server's automatic compaction on, the runner compacts a full window before a turn
+(``compact_before_turn``).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.conversation.metering import MeteredProvider
 from bot.conversation.providers import ProviderError
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.runner import TurnJob, TurnRunner, build_chat_turn
 from bot.conversation.tools.notices import Notice, notice
+from chatcontext.history import normalize_fetch_limit
 from chatcontext.models import PromptRecord
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
@@ -36,6 +39,7 @@ from personas.provenance import Provenance
 logger = logging.getLogger(__name__)
 
 Kind = m.ConversationSummary.Kind
+R = TypeVar("R")
 # Discord's embed description limit is 4096 characters; the summary notice must fit in one embed.
 SUMMARY_MAX_CHARS = 4000
 REFRESH_DESCRIPTION = "The personas no longer read the messages before this one."
@@ -123,6 +127,8 @@ class CompactRequest:
     job: TurnJob[Any]
     kind: str
     requested_by: str = ""
+    # Automatic compaction: summarise only when the window is full (``window_reached``).
+    only_when_full: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,8 @@ async def compact(runner: TurnRunner, request: CompactRequest) -> Compaction:
     except Exception:
         logger.exception("compaction: context build failed; nothing summarised")
         return Compaction(record=None, error="the conversation could not be read")
+    if request.only_when_full and not window_reached(ctx):
+        return Compaction(record=None)
     lines = transcript(ctx)
     command: JSONDict = {
         "name": "compact",
@@ -204,6 +212,32 @@ async def compact(runner: TurnRunner, request: CompactRequest) -> Compaction:
         )
         await runner.db(store_summary)(write)
     return Compaction(record=record, summary=summary if posted else "", error=error)
+
+
+def window_reached(ctx: ChatTurnContext) -> bool:
+    """The history fills the server's window (BC2-01) and no marker shortens it already."""
+    history = ctx.diagnostics["history"]
+    excluded: dict[str, int] = history["excluded_message_counts"]
+    if "reset_marker" in excluded:
+        return False
+    window = normalize_fetch_limit(ctx.turn.server.message_fetch_limit)
+    return history["visible_message_count"] + sum(excluded.values()) >= window
+
+
+async def compact_before_turn(runner: TurnRunner, job: TurnJob[R]) -> TurnJob[R]:
+    """Automatic compaction (the server's setting): when the window is full, the main persona's model
+    summarises it first. The summary notice then stands after the trigger, so the turn is run as a
+    queued one (BC2-03: the trigger is read after the summary, and an alter's reply says what it
+    answers, BC9-04)."""
+    main = job.server.main_persona
+    if main is None:
+        return job
+    request = CompactRequest(replace(job, personas=(main,)), Kind.SUMMARY, only_when_full=True)
+    if not (await compact(runner, request)).done:
+        return job
+    locked = job.locked_turn
+    queued = replace(locked, incoming=replace(locked.incoming, is_from_queue=True))
+    return replace(job, locked_turn=queued)
 
 
 @dataclass(frozen=True)

@@ -204,3 +204,36 @@ async def test_forget_me_deletes_the_summaries_that_drew_on_the_users_messages(h
 
     assert result.summaries == 1
     assert [s.pk async for s in m.ConversationSummary.objects.all()] == [rei_only.pk]
+
+
+async def test_automatic_compaction_summarises_a_full_window_before_the_turn(harness, llm_server):
+    await setup(harness, llm_server, auto_compact_enabled=True, message_fetch_limit=20)
+    ann, bob = harness.member(0), harness.member(1)
+    for i in range(19):
+        await dpytest.message(f"chatter number {i}", member=ann if i % 2 else bob)
+    llm_server.script = [SUMMARY, "Saturday at the lake!"]
+
+    await dpytest.message("tomori, what did we decide?", member=ann)
+
+    notice, reply = sent_messages()
+    assert notice.embeds[0].title == "🧹 Compact Summary (Refreshed)" and reply.content == "Saturday at the lake!"
+    summary_record, turn_record = [r async for r in PromptRecord.objects.order_by("created_at", "id")]
+    assert summary_record.command["by"] == "automatic" and summary_record.reply_text == SUMMARY
+    stored = await m.ConversationSummary.objects.aget()
+    assert stored.requested_by_disc_id == "" and set(stored.author_disc_ids) == {str(ann.id), str(bob.id)}
+    text = prompt_text(harness)
+    assert SUMMARY in text and "what did we decide" in text  # the trigger is read after the summary
+    assert "chatter number" not in text
+    assert turn_record.reply_text == "Saturday at the lake!"
+
+
+async def test_automatic_compaction_waits_until_the_window_is_full(harness, llm_server):
+    await setup(harness, llm_server, auto_compact_enabled=True, message_fetch_limit=20)
+    await chat_before(harness)
+    llm_server.script = ["Hi!"]
+
+    await dpytest.message("tomori, hi", member=harness.member(0))
+
+    [reply] = sent_messages()
+    assert reply.content == "Hi!" and await m.ConversationSummary.objects.acount() == 0
+    assert await PromptRecord.objects.acount() == 1
