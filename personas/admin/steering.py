@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
 from personas import actions
-from personas.admin.common import ProvenanceMixin
+from personas.admin.common import ProvenanceMixin, ReadOnlyRows
 from personas.admin.history import AuditedAdmin, RecordedAdmin, admin_actor
 from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import ConversationSummary, ShortTermMemory
@@ -82,7 +82,7 @@ class ShortTermMemoryAdmin(ServerScopedAdminMixin, ProvenanceMixin, AuditedAdmin
 
 
 @admin.register(ConversationSummary)
-class ConversationSummaryAdmin(ServerScopedAdminMixin, ProvenanceMixin, RecordedAdmin):
+class ConversationSummaryAdmin(ReadOnlyRows, ServerScopedAdminMixin, ProvenanceMixin, RecordedAdmin):
     """Read-only: a summary is what ``/compact`` posted; forget-me deletes the ones that drew on a
     person's messages."""
 
@@ -90,7 +90,7 @@ class ConversationSummaryAdmin(ServerScopedAdminMixin, ProvenanceMixin, Recorded
     list_display_links = ["id", "summary"]
     list_filter = ["kind", ("server", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["content", "=channel_disc_id"]
-    fields = [
+    readonly_fields = (
         "server",
         "persona",
         "channel_disc_id",
@@ -100,18 +100,9 @@ class ConversationSummaryAdmin(ServerScopedAdminMixin, ProvenanceMixin, Recorded
         "requested_by_disc_id",
         "source",
         "created_at",
-    ]
-    readonly_fields = fields
+    )
+    fields = readonly_fields
 
     @admin.display(description="summary")
     def summary(self, obj: ConversationSummary) -> str:
         return preview(obj.content)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
