@@ -25,6 +25,7 @@ from bot.conversation.metering import MeteredProvider
 from bot.conversation.providers import ProviderError
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.runner import TurnJob, TurnRunner, build_chat_turn
+from bot.conversation.tools.base import history_authors
 from bot.conversation.tools.notices import Notice, notice
 from chatcontext.history import normalize_fetch_limit
 from chatcontext.models import PromptRecord
@@ -110,13 +111,6 @@ def summary_prompt(ctx: ChatTurnContext, kind: str) -> list[ContextItem]:
         ContextItem(role="system", parts=[TextPart(instruction)], metadata_tag=ContextItemTag.SYSTEM_INSTRUCTION_BLOCK),
         ContextItem(role="user", parts=[TextPart(f"The conversation:\n{lines}\n\nWrite the summary now.")]),
     ]
-
-
-def summarised_authors(ctx: ChatTurnContext) -> tuple[str, ...]:
-    """The people whose messages the summary was made from (not the personas, not the bot)."""
-    bot_id = ctx.turn.bot_user.id
-    authors = (e.author_id for e in ctx.simplified_messages if e.author_persona_id is None and e.author_id != bot_id)
-    return tuple(dict.fromkeys(a for a in authors if a.isdigit()))
 
 
 @dataclass(frozen=True)
@@ -206,7 +200,7 @@ async def compact(runner: TurnRunner, request: CompactRequest) -> Compaction:
             channel_disc_id=job.locked_turn.channel_id,
             kind=kind,
             content=summary,
-            author_disc_ids=summarised_authors(ctx),
+            author_disc_ids=history_authors(ctx),
             requested_by_disc_id=request.requested_by,
             prompt_record_id=record.pk,
         )

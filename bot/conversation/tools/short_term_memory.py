@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from bot.conversation.tools.base import Tool, ToolArgs, ToolOutcome, ToolTurn, refusal
+from bot.conversation.tools.base import Tool, ToolArgs, ToolOutcome, ToolTurn, history_authors, refusal
 from chatcontext.short_term_memory import TOOL_NAME
 from personas import actions
 from personas import models as m
@@ -20,12 +20,6 @@ class UpdateShortTermMemory(ToolArgs):
     )
 
 
-def drawn_from(turn: ToolTurn) -> tuple[str, ...]:
-    """The people whose messages the turn read: the note may hold their words."""
-    entries = turn.ctx.simplified_messages
-    return tuple(e.author_id for e in entries if e.author_persona_id is None and e.author_id != turn.bot_user_id)
-
-
 async def update_short_term_memory(turn: ToolTurn, args: UpdateShortTermMemory) -> ToolOutcome:
     def write() -> m.ShortTermMemory | None:
         return actions.replace_short_term_memory(
@@ -33,7 +27,7 @@ async def update_short_term_memory(turn: ToolTurn, args: UpdateShortTermMemory) 
                 persona=m.Persona.objects.get(pk=turn.persona_id),
                 channel_disc_id=turn.ctx.turn.locked_turn.channel_id,
                 content=args.note,
-                author_disc_ids=drawn_from(turn),
+                author_disc_ids=history_authors(turn.ctx),
                 provenance=Provenance(message_disc_id=turn.trigger_message_id),
             ),
             actor=turn.actor,
