@@ -28,6 +28,7 @@ from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     ApiToken,
+    ConversationSummary,
     DeletedPersonalMemory,
     DeletedServerMemory,
     DiscordUser,
@@ -47,6 +48,7 @@ from personas.models import (
     ServerModerator,
     ServerSettings,
     ServerSticker,
+    ShortTermMemory,
     StatCounter,
     UserPersonaNamingPreference,
 )
@@ -148,6 +150,12 @@ def build_side(mark: str, disc: int, moderator: Any) -> Side:
         ),
         "servermoderator": ServerModerator.objects.create(server=server, user=moderator),
         "apitoken": ApiToken.issue(server, f"{mark} dashboard")[0],
+        "shorttermmemory": ShortTermMemory.objects.create(
+            server=server, persona=persona, channel_disc_id=str(disc + 8), content=f"{mark} note"
+        ),
+        "conversationsummary": ConversationSummary.objects.create(
+            server=server, persona=persona, channel_disc_id=str(disc + 8), kind="summary", content=f"{mark} summary"
+        ),
         "deletedpersonalmemory": deleted(
             DeletedPersonalMemory,
             PersonalMemory.objects.create(user=user, persona_lineage_id=lineage, content=f"{mark} forgotten tea"),
