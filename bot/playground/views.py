@@ -92,6 +92,7 @@ def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]
         "blocks": inspector.record_blocks(record),
         "exclusions": inspector.exclusion_entries(record.exclusions, links),
         "tool_calls": tool_calls_view(record.tool_calls),
+        "command": inspector.command_rows(record.command),
         "inspector_url": reverse("admin:chatcontext_promptrecord_change", args=[record.pk]),
     }
 

@@ -22,7 +22,7 @@ from personas import models as m
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.playground.conftest import JUN, MINA, Demo
-from tests.playground.test_reminders import llm_server, tdemo, use_llm  # noqa: F401
+from tests.playground.test_reminders import llm_server, record_panel, tdemo, use_llm  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -116,6 +116,8 @@ async def test_compact_typed_in_the_box_posts_the_summary_the_next_turn_starts_a
     assert record.command["name"] == "compact" and record.command["by"] == JUN
     assert record.reply_text == SUMMARY and record.source == PromptRecord.Source.PLAYGROUND
     assert "which ramen shop is good" in prompt_of(record)  # the summary call's own prompt
+    panel = await asyncio.to_thread(record_panel, record)
+    assert "<h2>Command</h2>" in panel and "<th>kind</th><td>summary</td>" in panel
     notice = await PlaygroundMessage.objects.filter(channel=tdemo.channel, is_bot=True).order_by("-id").afirst()
     assert notice.embeds[0]["title"] == "🧹 Compact Summary (Refreshed)" and notice.embeds[0]["description"] == SUMMARY
     stored = await m.ConversationSummary.objects.aget()
