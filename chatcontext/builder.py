@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from chatcontext import short_term_memory as stm
 from chatcontext.descriptors import (
     EntryMedia,
     media_attribution_text,
@@ -47,6 +48,7 @@ from chatcontext.types import (
     PersonaInfo,
     ServerConfig,
     ServerMemoryRow,
+    ShortTermNote,
     SimplifiedMessage,
     StickerRow,
     TextPart,
@@ -123,9 +125,12 @@ class BuilderInputs:
     history_persona_mention_labels: Mapping[str, str] = field(default_factory=dict)
     media: MediaConfig = field(default_factory=MediaConfig)
     impersonation: ImpersonationIdentity | None = None
-    # BC9-05: computed by the stage from the trigger message; the builder never recomputes it from
-    # history. Its consumer, the short-term-memory nudge, is a deferred feature (nudge_item stays None).
+    # BC9-05: computed by the stage from the trigger message; the builder never recomputes it from history.
     explicit_long_term_memory_intent: bool = False
+    # BC8-12b/c: the persona's note of the channel, and whether the stage found its upkeep due and the
+    # tool that keeps it offered (chatcontext.short_term_memory).
+    short_term_memory: ShortTermNote | None = None
+    short_term_memory_nudge: bool = False
     preset: Preset | None = None
     convert_mentions: Callable[[str], str] | None = None
     # The lorebook entries that fired on this turn's history (chatcontext.lorebook.scan_lorebook).
@@ -440,12 +445,18 @@ def build_context(inputs: BuilderInputs) -> BuilderOutput:
         )
     items = place_world_info(items, inputs.world_info, text.authored)
     tail = [impersonation_tail_directive(inputs.impersonation.nickname)] if inputs.impersonation else []
+    # An impersonation turn speaks as a member: the persona's own note is not theirs (BC7-04).
+    memory = stm.memory_items(inputs.short_term_memory) if inputs.impersonation is None else []
     return BuilderOutput(
         items=items,
         tail_directives=tail,
         uncensor_directive=uncensor_directive(
             inputs.server.uncensor_injection_enabled, inputs.server.uncensor_unicode_space_enabled
         ),
+        memory_injection_items=memory,
+        memory_injection_depth=stm.MEMORY_DEPTH if memory else -1,
+        nudge_item=stm.nudge_item() if inputs.short_term_memory_nudge and inputs.impersonation is None else None,
+        nudge_injection_depth=stm.NUDGE_DEPTH,
     )
 
 

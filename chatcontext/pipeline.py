@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from chatcontext import repository
+from chatcontext import short_term_memory as stm
 from chatcontext.assets import PersonaAssets, load_persona_assets
 from chatcontext.builder import BuilderInputs, BuilderOutput, MediaConfig, attach_persona_catalog, build_context
 from chatcontext.config import StageConfig
@@ -59,6 +60,7 @@ from chatcontext.streaming import (
     DeliberateToolConfig,
     EffectivePersona,
     ToolIntentTexts,
+    deliberate_mode_active,
     effective_persona,
     gate_deliberate_tools,
     init_streaming_context,
@@ -364,6 +366,11 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
     """Step 7, BC9-07..09. The mode's server settings are a deferred feature, so only a user's
     personal `on` activates it."""
     turn, incoming = req.turn, req.turn.incoming
+    end_turn = list(streaming.end_turn_after_tools or ())
+    if _upkeep_wanted(req, history, streaming):
+        # BC9-12, the intent wrapper: due upkeep is an intent of its own, on a copy of the caller's
+        # list, so the streaming context keeps only what the caller supplied.
+        end_turn.append(stm.TOOL_NAME)
     gating = gate_deliberate_tools(
         config=DeliberateToolConfig(),
         personal_mode=turn.user_row.personal_deliberate_tool_mode if turn.user_row else None,
@@ -375,10 +382,21 @@ def _gate_tools(req: TurnRequest, history: HistoryResult, streaming: StreamingCo
             recent_texts=[m.content for m in history.raw_messages if m.id != incoming.message.id],
         ),
         disable_all_tools=streaming.disable_all_tools,
-        end_turn_after_tools=streaming.end_turn_after_tools or (),
+        end_turn_after_tools=end_turn,
     )
     streaming.disable_all_tools = gating.disable_all_tools
     streaming.deliberate_tool_allowed_names = gating.allowed_names
+
+
+def _upkeep_wanted(req: TurnRequest, history: HistoryResult, streaming: StreamingContext) -> bool:
+    """BC9-12: deliberate mode is on, tools are not explicitly off, and the note's upkeep is due. The
+    reference asks before the stage runs; the due test needs the history, so it is asked here, before
+    the gating that reads it (the result is the same: the gating sees the tool as an intent)."""
+    turn = req.turn
+    personal_mode = turn.user_row.personal_deliberate_tool_mode if turn.user_row else None
+    active = deliberate_mode_active(personal_mode, DeliberateToolConfig().server_mode)
+    explicitly_off = streaming.disable_all_tools or turn.incoming.is_user_impersonation
+    return active and not explicitly_off and stm.upkeep_due(turn.short_term_memory, history.simplified_messages)
 
 
 def _prepare_participants(
@@ -567,10 +585,20 @@ def _build_prompt(req: TurnRequest, state: TurnState) -> BuilderOutput:
             impersonation=state.impersonation,
             preset=persona.preset,
             explicit_long_term_memory_intent=state.streaming.explicit_long_term_memory_intent,
+            short_term_memory=turn.short_term_memory,
+            short_term_memory_nudge=_nudge_wanted(turn, state),
             convert_mentions=mention_converter(turn, persona, participants.mentions, req.deps, builder_texts),
             world_info=scan_lorebook(persona.lorebook, history.entries),
         )
     )
+
+
+def _nudge_wanted(turn: ChatTurn, state: TurnState) -> bool:
+    """BC8-12c: upkeep is due (the surface offers the tool) and the gating left the tool in."""
+    streaming = state.streaming
+    allowed = streaming.deliberate_tool_allowed_names
+    gated_in = not streaming.disable_all_tools and (allowed is None or stm.TOOL_NAME in allowed)
+    return gated_in and stm.upkeep_due(turn.short_term_memory, state.history.entries)
 
 
 def _tail(req: TurnRequest, state: TurnState, output: BuilderOutput) -> tuple[list[ContextItem], TurnTargets]:

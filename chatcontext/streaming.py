@@ -1,9 +1,9 @@
 """StreamingContext, explicit long-term-memory intent, deliberate-tool gating and the effective
 persona (build-context.md §9).
 
-Fast regeneration (BC9-06, BC9-10) is ``chatcontext.regeneration``. The short-term-memory intent
-wrapper (BC9-12) does not exist yet, so `end_turn_after_tools` is only what the caller's overrides
-supply.
+Fast regeneration (BC9-06, BC9-10) is ``chatcontext.regeneration``. `end_turn_after_tools` is only
+what the caller's overrides supply; the short-term-memory intent wrapper (BC9-12,
+`chatcontext.pipeline`) adds its tool to a copy it hands to the gating, never to this field.
 """
 
 from __future__ import annotations

@@ -570,6 +570,18 @@ class TriggererName:
     address_term: str | None = None
 
 
+@dataclass(frozen=True)
+class ShortTermNote:
+    """The persona's short-term memory of the turn's channel (``personas.ShortTermMemory``) as the
+    surface read it: the note ("" when none), when it was last written (None: never), and whether
+    the surface offers ``update_short_term_memory`` on this turn (the nudge and the intent wrapper
+    ask only then, BC8-12c, BC9-12)."""
+
+    content: str = ""
+    updated_at_ms: int | None = None
+    tool_offered: bool = False
+
+
 @dataclass
 class ChatTurn:
     locked_turn: LockedTurn
@@ -593,6 +605,7 @@ class ChatTurn:
     # The actions a regenerable reply of this surface offers (chatcontext.regeneration, BC9-10);
     # none (a replay, a test) means fast regeneration is never offered.
     fast_regeneration_actions: tuple[str, ...] = ()
+    short_term_memory: ShortTermNote | None = None
 
     @property
     def incoming(self) -> ChatIncoming:

@@ -33,6 +33,8 @@ class ForgetResult:
     channel_messages: int = 0
     member_snapshots: int = 0
     stat_counters: int = 0
+    summaries: int = 0
+    short_term_memories: int = 0
     profile_cleared: bool = False
 
     def as_dict(self) -> dict[str, Any]:
@@ -46,8 +48,9 @@ class ForgetResult:
 def forget_user(user_disc_id: str, *, actor: actions.Actor) -> ForgetResult:
     """Delete everything the platform keeps about one Discord user, in one transaction.
 
-    Removed: what ``personas.actions.forget_user_rows`` removes (memories, naming preferences,
-    reminders, member snapshots, activity counters, profile text and their audit trail), every prompt
+    Removed: what ``personas.actions.forget_user_rows`` removes (memories, the conversation summaries
+    and short-term memories drawn from their messages, naming preferences, reminders, member
+    snapshots, activity counters, profile text and their audit trail), every prompt
     record about them (``chatcontext.records.forgetting.records_about``: their words, profile or
     memories are in its prompt or its snapshot, ``chatcontext.records.store.subject_user_ids``), the
     voice transcripts of messages those records show they authored, and their messages in the

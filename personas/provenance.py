@@ -14,9 +14,15 @@ from dataclasses import dataclass
 
 from django.db import models, transaction
 
-from personas.models import PersonalMemory, Reminder, ServerMemory
+from personas.models import ConversationSummary, PersonalMemory, Reminder, ServerMemory, ShortTermMemory
 
-PROVENANCE_MODELS: tuple[type[models.Model], ...] = (PersonalMemory, ServerMemory, Reminder)
+PROVENANCE_MODELS: tuple[type[models.Model], ...] = (
+    PersonalMemory,
+    ServerMemory,
+    Reminder,
+    ShortTermMemory,
+    ConversationSummary,
+)
 _CHUNK = 500
 
 
@@ -37,7 +43,7 @@ NO_PROVENANCE = Provenance()
 
 @dataclass(frozen=True)
 class WrittenRow:
-    """One row a tool call wrote: ``kind`` is ``personal_memory``, ``server_memory`` or ``reminder``."""
+    """One row a tool call wrote: ``kind`` is a key of ``ROW_MODELS``."""
 
     kind: str
     pk: int
@@ -50,6 +56,7 @@ ROW_MODELS: dict[str, type[models.Model]] = {
     "personal_memory": PersonalMemory,
     "server_memory": ServerMemory,
     "reminder": Reminder,
+    "short_term_memory": ShortTermMemory,
 }
 
 

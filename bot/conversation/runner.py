@@ -59,7 +59,7 @@ from bot.conversation.providers import (
 from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.state import AuthorState, ServerState
 from bot.conversation.tools.base import Tool, ToolTurn
-from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from bot.conversation.tools.gating import ToolPolicy, load_short_term_note, offered_tools, turn_allows_tools
 from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
@@ -81,6 +81,7 @@ from chatcontext.types import (
     MemberInfo,
     PersonaInfo,
     ReplyNoticeState,
+    ShortTermNote,
 )
 from personas import metrics
 
@@ -200,9 +201,11 @@ class TurnResult(Generic[R]):
     reply: R | None
 
 
-def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int) -> ChatTurn:
-    """The ``ChatTurn`` of the ``index``-th persona of the job. Every surface offers Regenerate on a
-    reply (``chatcontext.regeneration`` decides for which turns)."""
+def build_chat_turn(
+    job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int, short_term_memory: ShortTermNote | None = None
+) -> ChatTurn:
+    """The ``ChatTurn`` of the ``index``-th persona of the job, with its note of the channel. Every
+    surface offers Regenerate on a reply (``chatcontext.regeneration`` decides for which turns)."""
     outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None
@@ -227,6 +230,7 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         ),
         is_self_message=trigger.author.id == bot_user.id,
         fast_regeneration_actions=(REGENERATE,),
+        short_term_memory=short_term_memory,
     )
 
 
@@ -253,6 +257,11 @@ class TurnRunner:
         """Every persona of the locked turn in plan order; each re-reads the channel (BC1-02), so a
         later persona sees the replies of the earlier ones. A persona whose context could not be
         built has no record, and no result."""
+        if job.server.auto_compact:
+            # Imported here: steering builds on this module's runner and jobs.
+            from bot.conversation.steering import compact_before_turn
+
+            job = await compact_before_turn(self, job)
         results = []
         for index, persona in enumerate(job.personas):
             result = await self.run_persona_turn(job, persona, index)
@@ -262,7 +271,10 @@ class TurnRunner:
 
     async def run_persona_turn(self, job: TurnJob[R], persona: PersonaInfo, index: int) -> TurnResult[R] | None:
         outlet = job.outlet
-        turn = build_chat_turn(job, persona, index, now_ms=self.clock())
+        config = dataclasses.replace(job.server.provider, sampling=persona.sampling)
+        provider = MeteredProvider(self.provider_factory(config, persona.persona_nickname), config.endpoint)
+        note = await self._short_term_memory(job, persona, provider)
+        turn = build_chat_turn(job, persona, index, now_ms=self.clock(), short_term_memory=note)
         transport = outlet.transport()
         locale = job.server.config.preferred_locale
         try:
@@ -276,8 +288,6 @@ class TurnRunner:
             return None
         ctx = captured.ctx
 
-        config = dataclasses.replace(job.server.provider, sampling=persona.sampling)
-        provider = MeteredProvider(self.provider_factory(config, persona.persona_nickname), config.endpoint)
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         tools = await self._offered_tools(job, ctx, provider)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
@@ -389,6 +399,18 @@ class TurnRunner:
             except ProviderError as exc:
                 return None, str(exc)
         return result, ""
+
+    async def _short_term_memory(
+        self, job: TurnJob[R], persona: PersonaInfo, provider: Provider
+    ) -> ShortTermNote | None:
+        """The persona's note of the channel (``bot.conversation.tools.gating``); None for a persona
+        that is not stored (it has no note)."""
+        if persona.persona_id is None:
+            return None
+        provider_tools = job.server.provider.tools and getattr(provider, "supports_tools", False)
+        return await self.db(load_short_term_note)(
+            job.server.server_id, persona.persona_id, job.locked_turn.channel_id, provider_tools=provider_tools
+        )
 
     async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only

@@ -31,6 +31,9 @@ class ServerState:
     provider: ProviderConfig
     images: ImagePolicy = field(default_factory=ImagePolicy)
     stream_replies: bool = True
+    # Steering switches (bot.conversation.steering): who may /refresh, and compaction before a turn.
+    refresh_open_to_all: bool = False
+    auto_compact: bool = False
 
     @property
     def server_id(self) -> int:
@@ -77,6 +80,8 @@ def load_server_state(
         provider=provider_config(server.settings),
         images=ImagePolicy.of(server.settings),
         stream_replies=server.settings.stream_replies,
+        refresh_open_to_all=server.settings.refresh_open_to_all,
+        auto_compact=server.settings.auto_compact_enabled,
     )
 
 

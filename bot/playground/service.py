@@ -11,6 +11,7 @@ stored in the channel, and a ``PromptRecord`` (source ``playground``) with its t
 
 The playground runs inside a request (and tests inside ``atomic``), so every ORM call goes through
 ``bot.conversation.db.in_callers_transaction``, never through a helper that closes the connection.
+A text that is a slash command (``bot.playground.commands``) is run, not stored.
 ``send_playground_message`` is the synchronous entry point with the signature of issue 8.
 Logs carry counts and failure kinds only, never message text, names or ids.
 """
@@ -35,7 +36,8 @@ from bot.conversation.planner import Clock, TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
 from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
-from bot.playground import live, store
+from bot.playground import commands, live, store
+from bot.playground.command_call import CommandAnswer, CommandCall
 from bot.playground.images import UploadImageFetcher
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.notes import NO_WORKER, PRIVACY_FULL_AUDIO, QUEUE_FULL
@@ -77,14 +79,15 @@ PlaygroundTurn = TurnResult[PlaygroundMessage]
 
 @dataclass
 class PlaygroundOutcome:
-    message: PlaygroundMessage
+    message: PlaygroundMessage | None  # None: the text ran a slash command, which is not stored
     skip: str | None = None  # a bot.conversation.admission.Skip value, or QUEUE_FULL
     results: list[PlaygroundTurn] = field(default_factory=list)
     transcription: TranscriptionOutcome | None = None
+    command: CommandAnswer | None = None
 
     @property
     def records(self) -> list[PromptRecord]:
-        return [r.record for r in self.results]
+        return [r.record for r in self.results] + (self.command.records if self.command else [])
 
 
 @dataclass
@@ -239,6 +242,10 @@ async def post_playground_message(
     (also when they waited in the channel's queue behind another trigger). ``posted_by``: the staff
     account posting as the member, whom the audit trail of the turn's tool writes names."""
     runner = runner or playground_runner()
+    typed = commands.parse(content) if not attachments else None
+    if typed is not None:
+        call = CommandCall(channel, author_disc_id, typed.arguments, runner, posted_by)
+        return PlaygroundOutcome(message=None, command=await commands.run(typed, call))
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)
     row = await db(store.store_user_message)(

@@ -93,6 +93,7 @@ def _panel_context(request: HttpRequest, record: PromptRecord) -> dict[str, Any]
         "blocks": inspector.record_blocks(record),
         "exclusions": inspector.exclusion_entries(record.exclusions, links),
         "tool_calls": tool_calls_view(record.tool_calls),
+        "command": inspector.command_rows(record.command),
         "inspector_url": reverse("admin:chatcontext_promptrecord_change", args=[record.pk]),
     }
 
@@ -208,9 +209,11 @@ def _bot_user(channel: PlaygroundChannel) -> Author:
 
 
 def _outcome_payload(channel: PlaygroundChannel, outcome: PlaygroundOutcome) -> dict[str, Any]:
-    rows = [outcome.message, *(r.reply for r in outcome.results if r.reply is not None)]
-    fresh = list(PlaygroundMessage.objects.filter(pk__in=[r.pk for r in rows]).select_related("reply_to"))
+    rows = [outcome.message, *(r.reply for r in outcome.results)]
+    fresh = list(PlaygroundMessage.objects.filter(pk__in=[r.pk for r in rows if r]).select_related("reply_to"))
     return {
+        # A slash command's private answer (its notices reach the page over the websocket).
+        "command": {"text": outcome.command.text, "refused": outcome.command.refused} if outcome.command else None,
         "skip": outcome.skip,
         "messages": live.message_payloads(channel, fresh, bot_user=_bot_user(channel)),
         "records": [_record_summary(r) for r in outcome.records],

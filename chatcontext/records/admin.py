@@ -289,6 +289,7 @@ class PromptRecordAdmin(ServerScopedAdminMixin, admin.ModelAdmin):
             blocks=blocks,
             history=inspector.history_entries(record.simplified_messages, record.message_id_map),
             tool_calls=tool_calls_view(record.tool_calls),
+            command=inspector.command_rows(record.command),
             exclusions=inspector.exclusion_entries(record.exclusions, links),
             trigger={
                 "message_url": links.message_urls.get(record.trigger_message_disc_id),

@@ -436,3 +436,8 @@ def replay_now(record: PromptRecord, *, config: StageConfig | None = None) -> Re
         diff=diff,
         exclusions=list(ctx.exclusions),
     )
+
+
+def command_rows(command: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A record's ``command`` (the steering command that made the call) as name/value rows, by name."""
+    return sorted(command.items())

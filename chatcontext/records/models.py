@@ -65,10 +65,11 @@ class PromptRecord(models.Model):
     generation = models.JSONField(
         default=dict, blank=True, help_text="Sampling sent; which endpoint answered and why others did not."
     )
-    # What a slash command or button made of this turn (chatcontext.records.commands): its name, who
-    # asked, what it did in words, and for a regenerated reply the record of the version it replaced.
-    # Empty: an ordinary turn.
-    command = models.JSONField(default=dict, blank=True)
+    # What a slash command or button made of this turn (chatcontext.records.commands,
+    # bot.conversation.steering): its name, who asked ("by": a Discord id, or "automatic"), what it did,
+    # e.g. {"name": "compact", "kind": "summary", "by": "<disc id>", "summarised_messages": 12}, and for
+    # a regenerated reply the record of the version it replaced. Empty: a turn nobody commanded.
+    command = models.JSONField(default=dict, blank=True, help_text="The command that caused this call, if any.")
 
     class Meta:
         db_table = "prompt_records"

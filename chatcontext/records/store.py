@@ -108,7 +108,8 @@ def subject_user_ids(output: Mapping[str, Any], snapshot: Mapping[str, Any], *, 
 
 
 def _asker(command: JSONDict | None) -> list[str]:
-    return [str(command["by"])] if command and command.get("by") else []
+    """Who asked for the command, when a person did (an automatic compaction has no asker)."""
+    return [str(command["by"])] if command and _is_snowflake(command.get("by")) else []
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,13 @@ from personas.actions.reminders import (
 from personas.actions.servers import (
     register_server,
 )
+from personas.actions.steering import (
+    NoteWrite,
+    SummaryWrite,
+    clean_short_term_memory,
+    record_summary,
+    replace_short_term_memory,
+)
 from personas.actions.users import (
     EDITABLE_USER_FIELDS,
     NewUser,
@@ -84,8 +91,10 @@ __all__ = [
     "ModeratorAccountRefused",
     "ModeratorGrant",
     "NewUser",
+    "NoteWrite",
     "ReminderNotCancellable",
     "ReminderNotRetryable",
+    "SummaryWrite",
     "add_moderator",
     "add_personal_memory",
     "add_server_memory",
@@ -97,6 +106,7 @@ __all__ = [
     "check_moderator_username",
     "check_new_personal_memory",
     "check_new_server_memory",
+    "clean_short_term_memory",
     "current_actor",
     "delete_naming_preference",
     "delete_personal_memories",
@@ -107,11 +117,13 @@ __all__ = [
     "forget_user_rows",
     "import_preset",
     "persona_memory_lineage",
+    "record_summary",
     "recording",
     "register_server",
     "register_user",
     "register_users",
     "remove_from_blacklist",
+    "replace_short_term_memory",
     "restore_personal_memory",
     "restore_server_memory",
     "retry_reminder",

@@ -14,11 +14,13 @@ from personas.actions.actor import Actor, recording
 from personas.actions.versions import bump_user_rows
 from personas.models import (
     PROFILE_FIELDS,
+    ConversationSummary,
     DiscordUser,
     PersonalMemory,
     Reminder,
     ServerMember,
     ServerMemory,
+    ShortTermMemory,
     StatCounter,
     UserPersonaNamingPreference,
 )
@@ -34,6 +36,8 @@ class ForgottenRows:
     reminders: int = 0
     member_snapshots: int = 0
     stat_counters: int = 0
+    summaries: int = 0
+    short_term_memories: int = 0
     profile_cleared: bool = False
 
 
@@ -55,15 +59,22 @@ def _delete_history(user: DiscordUser) -> None:
     DiscordUser.history.filter(user_id=user.pk).delete()
 
 
+def _drew_on(model: type[ConversationSummary | ShortTermMemory], user_disc_id: str) -> QuerySet[Any]:
+    """Rows whose ``author_disc_ids`` name the user: the JSON list's text holds the quoted id (ids are
+    digits, so the quoted form matches that id only), a test both databases answer alike."""
+    return model.objects.filter(author_disc_ids__icontains=f'"{user_disc_id}"')
+
+
 def forget_user_rows(user_disc_id: str, *, actor: Actor) -> ForgottenRows:
     """Delete what personas keeps about one Discord user, in the caller's transaction (forget-me's,
     ``community.forget.forget_user``, which documents what forget-me deletes and keeps).
 
-    Removed: personal memories, server memories they created, naming preferences, reminders that
-    target them or that they created, their member snapshots and activity counters; their profile
-    text (nickname, pronouns, appearance, ...) is cleared. The audit trail loses the same: every
-    history row of their user row, their memories and the server memories they taught, so no
-    forgotten text survives as an old version.
+    Removed: personal memories, server memories they created, the conversation summaries and
+    short-term memories drawn from their messages, naming preferences, reminders that target them
+    or that they created, their member snapshots and activity counters; their profile text
+    (nickname, pronouns, appearance, ...) is cleared. The audit trail loses the same: every history
+    row of their user row, their memories, the server memories they taught and the short-term
+    memories drawn from them, so no forgotten text survives as an old version.
 
     Kept on purpose: the user row with its privacy level (deleting it would reset a FULL user to the
     MINIMAL default and put their messages back into prompts), and moderators' own blacklist and
@@ -85,6 +96,12 @@ def forget_user_rows(user_disc_id: str, *, actor: Actor) -> ForgottenRows:
             reminders = Reminder.objects.filter(user_discord_id=user_disc_id)
         counts["reminders"] = _delete(reminders)
         counts["member_snapshots"] = _delete(ServerMember.objects.filter(user_disc_id=user_disc_id))
+        counts["summaries"] = _delete(_drew_on(ConversationSummary, user_disc_id))
+        notes = _drew_on(ShortTermMemory, user_disc_id)
+        note_ids = list(notes.values_list("pk", flat=True))
+        counts["short_term_memories"] = _delete(notes)
+        # The note's old versions hold the same words.
+        ShortTermMemory.history.filter(id__in=note_ids).delete()
         if user is not None:
             _delete_history(user)
             # Last: the counter's row lock is shared by every user-row write, so it is held only

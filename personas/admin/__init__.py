@@ -12,7 +12,17 @@ from django.urls import reverse_lazy
 from django_celery_beat.models import ClockedSchedule, SolarSchedule
 
 # Each module registers the admins of its models (mirroring personas/models/).
-from personas.admin import access, memories, moderation, personas, presets, reminders, servers, users  # noqa: F401
+from personas.admin import (  # noqa: F401
+    access,
+    memories,
+    moderation,
+    personas,
+    presets,
+    reminders,
+    servers,
+    steering,
+    users,
+)
 
 # Beat's solar and clocked schedules: the platform's periodic tasks run on intervals
 # (migration personas.0004), and nobody operating it needs sunrise or one-off schedules.

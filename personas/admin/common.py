@@ -184,3 +184,18 @@ class PersonaOfServerForm(forms.ModelForm):
         if server is not None and persona is not None and persona.server_id != server.pk:
             raise ValidationError({"persona": f"{persona} is not a persona of {server}."})
         return data
+
+
+class ReadOnlyRows:
+    """Rows nobody adds, edits or deletes by hand (audit-trail versions, what a command posted). First in
+    the bases, so the scoping mixins' own answers (a moderator may change their server's live rows) do
+    not apply."""
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False

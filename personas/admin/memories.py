@@ -14,6 +14,7 @@ from personas.admin.common import (
     LineageColumnMixin,
     LineageListFilter,
     ProvenanceMixin,
+    ReadOnlyRows,
     adopt,
     lineage_holder,
     refusal,
@@ -214,20 +215,6 @@ class ServerMemoryAdmin(
             adopt(obj, saved)
 
 
-class ReadOnlyVersions:
-    """Versions in the audit trail are never added, edited or deleted by hand. First in the bases, so
-    the scoping mixins' own answers (a moderator may change their server's live rows) do not apply."""
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-
 class DeletedMemoryAdmin(LineageColumnMixin, RecordedAdmin):
     """Memories deleted and not restored since, from the audit trail: the last version of each, read
     only, with a restore action that stores it again through the memory's action (lineage and limit
@@ -273,7 +260,7 @@ class DeletedMemoryAdmin(LineageColumnMixin, RecordedAdmin):
 
 
 @admin.register(DeletedPersonalMemory)
-class DeletedPersonalMemoryAdmin(ReadOnlyVersions, LineageScopedAdminMixin, DeletedMemoryAdmin):
+class DeletedPersonalMemoryAdmin(ReadOnlyRows, LineageScopedAdminMixin, DeletedMemoryAdmin):
     lineage_choice_fields = ()
     live_model = PersonalMemory
     restore = staticmethod(actions.restore_personal_memory)
@@ -287,7 +274,7 @@ class DeletedPersonalMemoryAdmin(ReadOnlyVersions, LineageScopedAdminMixin, Dele
 
 
 @admin.register(DeletedServerMemory)
-class DeletedServerMemoryAdmin(ReadOnlyVersions, ServerScopedAdminMixin, DeletedMemoryAdmin):
+class DeletedServerMemoryAdmin(ReadOnlyRows, ServerScopedAdminMixin, DeletedMemoryAdmin):
     live_model = ServerMemory
     restore = staticmethod(actions.restore_server_memory)
     list_display = ["memory", "server", "lineage", "deleted_at", "actor"]

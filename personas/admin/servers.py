@@ -62,6 +62,7 @@ SERVER_SETTINGS_FIELDSETS: list[Any] = [
             ]
         },
     ),
+    ("Steering a conversation", {"fields": ["refresh_open_to_all", "auto_compact_enabled"]}),
     ("Channels", {"fields": ["rp_channel_ids"]}),
     (
         "Images and streaming",

@@ -21,6 +21,7 @@ from personas.models.servers import (
     ServerSettings,
     ServerSticker,
 )
+from personas.models.steering import SHORT_TERM_MEMORY_MAX_CHARS, ConversationSummary, ShortTermMemory
 from personas.models.users import (
     PROFILE_FIELDS,
     AddressingStyle,
@@ -35,10 +36,12 @@ __all__ = [
     "FIRST_LINEAGE_ID",
     "GLOBAL_LINEAGE_ID",
     "PROFILE_FIELDS",
+    "SHORT_TERM_MEMORY_MAX_CHARS",
     "USER_ROWS_SCOPE",
     "ActorKind",
     "AddressingStyle",
     "ApiToken",
+    "ConversationSummary",
     "DeletedPersonalMemory",
     "DeletedServerMemory",
     "DiscordUser",
@@ -65,6 +68,7 @@ __all__ = [
     "ServerModerator",
     "ServerSettings",
     "ServerSticker",
+    "ShortTermMemory",
     "StatCounter",
     "UserPersonaNamingPreference",
 ]

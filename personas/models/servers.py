@@ -167,6 +167,18 @@ class ServerSettings(models.Model):
         "needed (also in deliberate trigger mode); alters still answer only when triggered. Privacy-Full, muted "
         "and blocking users are still not answered, and bots never are.",
     )
+    refresh_open_to_all = models.BooleanField(
+        "/refresh for everyone",
+        default=False,
+        help_text="On: every member may clear a channel's conversation with /refresh. Off: only members with Manage "
+        "Messages may.",
+    )
+    auto_compact_enabled = models.BooleanField(
+        "automatic compaction",
+        default=False,
+        help_text="On: when a channel's conversation fills the history window (Message fetch limit), the model writes "
+        "a summary of it before the next reply, and the conversation continues from the summary.",
+    )
     rp_channel_ids = models.JSONField(
         "role-play channels",
         default=list,

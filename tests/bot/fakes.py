@@ -145,19 +145,27 @@ async def run_db(fn: Any, *args: Any, **kwargs: Any) -> Any:
 @dataclass
 class FakeResponse:
     sent: list[tuple[str, bool]] = field(default_factory=list)
+    deferred: bool = False  # ephemerally: Discord shows the member "thinking…" until the follow-up
 
     async def send_message(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
+        assert not self.deferred, "a deferred interaction answers through its follow-up"
         self.sent.append((content, ephemeral))
+
+    async def defer(self, *, ephemeral: bool = False, **_: Any) -> None:
+        assert ephemeral, "commands answer privately"
+        self.deferred = True
 
 
 @dataclass
 class FakeFollowup:
-    """``Interaction.followup``: what is said after the first answer (a command's turn that failed)."""
+    """``Interaction.followup``: what is said after the first answer or the deferral (a command's
+    turn that failed, a compaction's result), kept with the response's messages."""
 
-    sent: list[tuple[str, bool]] = field(default_factory=list)
+    response: FakeResponse
 
     async def send(self, content: str, *, ephemeral: bool = False, **_: Any) -> None:
-        self.sent.append((content, ephemeral))
+        assert self.response.deferred or self.response.sent, "a follow-up comes after an answer or a deferral"
+        self.response.sent.append((content, ephemeral))
 
 
 @dataclass
@@ -168,8 +176,11 @@ class FakeInteraction:
     guild: discord.Guild | None
     channel_id: int
     response: FakeResponse = field(default_factory=FakeResponse)
-    followup: FakeFollowup = field(default_factory=FakeFollowup)
     message: discord.Message | None = None  # the message whose button was clicked
+
+    @property
+    def followup(self) -> FakeFollowup:
+        return FakeFollowup(self.response)
 
     @property
     def guild_id(self) -> int | None:

@@ -11,6 +11,7 @@ from personas import actions
 from personas.actions import forget as forget_module
 from personas.models import (
     GLOBAL_LINEAGE_ID,
+    ConversationSummary,
     DiscordUser,
     Persona,
     PersonalizationBlacklist,
@@ -21,6 +22,7 @@ from personas.models import (
     Server,
     ServerMember,
     ServerMemory,
+    ShortTermMemory,
     StatCounter,
     UserPersonaNamingPreference,
 )
@@ -167,6 +169,20 @@ def forgotten_world(server: Server, main_persona: Persona, make_user, make_remin
     _record(server, [12])  # a number, as a careless writer might store it
     _record(server, ["123"], [other_message])
     _record(server, ["1", "2"])
+    # Summaries and notes drawn from their messages; "123" and "1234" are other people, not a prefix match.
+    for authors in (["12"], ["123"], ["1234", "123"]):
+        ConversationSummary.objects.create(
+            server=server,
+            persona=main_persona,
+            channel_disc_id="4200",
+            kind="summary",
+            content="s",
+            author_disc_ids=authors,
+        )
+    for channel, authors in (("4200", ["123", "12"]), ("4201", ["123"])):
+        ShortTermMemory.objects.create(
+            server=server, persona=main_persona, channel_disc_id=channel, content="n", author_disc_ids=authors
+        )
     return mina, other
 
 
@@ -183,8 +199,12 @@ def test_forget_user_removes_everything_about_them_and_nothing_else(forgotten_wo
         "channel_messages": 0,  # no playground messages in this world (tests/playground/test_forget.py)
         "member_snapshots": 1,
         "stat_counters": 1,
+        "summaries": 1,
+        "short_term_memories": 1,
         "profile_cleared": True,
     }
+    assert sorted(ConversationSummary.objects.values_list("author_disc_ids", flat=True)) == [["123"], ["1234", "123"]]
+    assert list(ShortTermMemory.objects.values_list("channel_disc_id", flat=True)) == ["4201"]
     mina.refresh_from_db()
     assert (mina.user_nickname, mina.pronouns, mina.privacy_level) == (None, None, PrivacyLevel.FULL)
     assert not PersonalMemory.objects.filter(user=mina).exists()

@@ -28,6 +28,7 @@ from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import (
     GLOBAL_LINEAGE_ID,
     ApiToken,
+    ConversationSummary,
     DeletedPersonalMemory,
     DeletedServerMemory,
     DiscordUser,
@@ -50,6 +51,7 @@ from personas.models import (
     ServerModerator,
     ServerSettings,
     ServerSticker,
+    ShortTermMemory,
     StatCounter,
     UserPersonaNamingPreference,
 )
@@ -152,6 +154,12 @@ def build_side(mark: str, disc: int, moderator: Any) -> Side:
         "servermoderator": ServerModerator.objects.create(server=server, user=moderator),
         "lorebook": Lorebook.objects.create(server=server, persona=persona, name=f"{mark} lore"),
         "apitoken": ApiToken.issue(server, f"{mark} dashboard")[0],
+        "shorttermmemory": ShortTermMemory.objects.create(
+            server=server, persona=persona, channel_disc_id=str(disc + 8), content=f"{mark} note"
+        ),
+        "conversationsummary": ConversationSummary.objects.create(
+            server=server, persona=persona, channel_disc_id=str(disc + 8), kind="summary", content=f"{mark} summary"
+        ),
         "deletedpersonalmemory": deleted(
             DeletedPersonalMemory,
             PersonalMemory.objects.create(user=user, persona_lineage_id=lineage, content=f"{mark} forgotten tea"),

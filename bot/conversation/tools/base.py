@@ -111,6 +111,19 @@ class ToolOutcome:
     subjects: tuple[str, ...] = ()
 
 
+def history_authors(ctx: ChatTurnContext) -> tuple[str, ...]:
+    """The people whose messages a turn's history holds (first-seen order): what a note or a summary
+    made from it may repeat, so forget-me finds it by them. Entries that stand for no message of
+    theirs (a blocked author's notice, a reminder) and the personas' own are not theirs."""
+    bot_id = ctx.turn.bot_user.id
+    authors = (
+        e.author_id
+        for e in ctx.simplified_messages
+        if e.id.isdigit() and e.author_persona_id is None and e.author_id != bot_id and e.author_id.isdigit()
+    )
+    return tuple(dict.fromkeys(authors))
+
+
 def refusal(reason: str) -> ToolOutcome:
     return ToolOutcome(result=f"Refused: {reason}", refused=True)
 

@@ -5,8 +5,8 @@ BC9-11) and the server's and persona's switches. No tools when:
 - the turn disables all tools (an impersonation turn, BC7-04/BC9-01; deliberate mode without intent);
 - the server or the persona turns tools off.
 
-Memory tools need self teaching on; deliberate mode keeps only the families whose intent the
-message asked for (``deliberate_tool_allowed_names``).
+Memory tools and the short-term memory tool need self teaching on; deliberate mode keeps only the
+families whose intent the message asked for (``deliberate_tool_allowed_names``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 from bot.conversation.tools.base import Tool
 from bot.conversation.tools.registry import FAMILY_INTENTS, TOOLS
-from chatcontext.types import StreamingContext
+from chatcontext.types import ShortTermNote, StreamingContext
 from personas import models as m
+
+# What the persona writes of its own accord; the server's self-teaching switch turns these off.
+SELF_TAUGHT = frozenset({"memory", "short_term_memory"})
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,22 @@ def turn_allows_tools(streaming: StreamingContext, *, provider_tools: bool, pers
 def offered_tools(streaming: StreamingContext, policy: ToolPolicy) -> list[Tool]:  # type: ignore[type-arg]
     if streaming.disable_all_tools or not (policy.server_tools and policy.persona_tools):
         return []
-    tools = [t for t in TOOLS.values() if policy.self_teaching or t.family != "memory"]
+    tools = [t for t in TOOLS.values() if policy.self_teaching or t.family not in SELF_TAUGHT]
     allowed = streaming.deliberate_tool_allowed_names
     if allowed is not None:
         tools = [t for t in tools if FAMILY_INTENTS.get(t.family) in allowed]
     return tools
+
+
+def load_short_term_note(
+    server_id: int, persona_id: int, channel_disc_id: str, *, provider_tools: bool
+) -> ShortTermNote:
+    """The note a persona turn reads, and whether the turn can offer the tool (the provider takes
+    tools, neither the server nor the persona turned them off, and self teaching is on)."""
+    row = m.ShortTermMemory.objects.filter(persona_id=persona_id, channel_disc_id=channel_disc_id).first()
+    policy = ToolPolicy.load(server_id, persona_id)
+    return ShortTermNote(
+        content=row.content if row is not None else "",
+        updated_at_ms=int(row.updated_at.timestamp() * 1000) if row is not None else None,
+        tool_offered=provider_tools and policy.server_tools and policy.persona_tools and policy.self_teaching,
+    )

@@ -34,3 +34,8 @@ def clip(text: str, limit: int = DISCORD_MESSAGE_LIMIT) -> str:
 async def reply(interaction: discord.Interaction, text: str) -> None:
     """Every command answers privately: the data is the member's own or a moderator's."""
     await interaction.response.send_message(clip(text), ephemeral=True)
+
+
+async def answer_later(interaction: discord.Interaction, text: str) -> None:
+    """The private answer of a command that deferred its response (one that waits for the model)."""
+    await interaction.followup.send(clip(text), ephemeral=True)

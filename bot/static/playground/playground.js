@@ -252,7 +252,8 @@
       stopReply();
       for (const message of payload.messages) upsert(message);
       if (payload.records.length) await addRecord(payload.records[payload.records.length - 1]);
-      status.textContent = "";
+      // A slash command's answer is private, as Discord shows it only to whoever ran it.
+      status.textContent = payload.command ? payload.command.text : "";
     } catch (error) {
       status.textContent = error.message;
     } finally {
