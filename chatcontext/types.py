@@ -544,6 +544,9 @@ class ChatTurn:
     forced_mentions: list[JSONDict] | None = None
     text_credential_source: str = "server"
     is_self_message: bool = False
+    # BC2-07a: the first message of this channel's history window at the persona's previous turn,
+    # remembered by the caller (bot.conversation.window_memory); None starts afresh.
+    history_anchor_id: str | None = None
 
     @property
     def incoming(self) -> ChatIncoming:
@@ -575,3 +578,5 @@ class ChatTurnContext:
     diagnostics: JSONDict = field(default_factory=dict)
     # Exclusion log: who/what was left out and why, without the excluded text (prompt records).
     exclusions: list[JSONDict] = field(default_factory=list)
+    # BC2-07a: the first message of the history window, for the caller to remember for the next turn.
+    history_anchor_id: str | None = None

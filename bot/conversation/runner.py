@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from django.conf import settings
 
 from bot.conversation.admission import Admission
+from bot.conversation.budget import CALIBRATION, calibration_key, fit_turn
 from bot.conversation.db import Db
 from bot.conversation.media import ImageFetcher, resolve_images
 from bot.conversation.metering import MeteredProvider
@@ -49,6 +50,7 @@ from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows
 from bot.conversation.tools.loop import ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
+from bot.conversation.window_memory import WINDOWS
 from chatcontext.participants.target_index import collect_target_index
 from chatcontext.personalization import process_cache
 from chatcontext.pipeline import build_turn_context
@@ -212,6 +214,7 @@ def build_chat_turn(job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms
         triggerer_formatted_name=name.formatted,
         triggerer_address_term=name.address_term,
         is_self_message=trigger.author.id == bot_user.id,
+        history_anchor_id=WINDOWS.anchor(job.locked_turn.channel_id, persona.persona_id),
     )
 
 
@@ -260,11 +263,13 @@ class TurnRunner:
             await self._notify_failure(outlet, persona, locale)
             return None
 
+        WINDOWS.remember(turn.locked_turn.channel_id, persona.persona_id, ctx.history_anchor_id)
         provider = MeteredProvider(
             self.provider_factory(job.server.provider, persona.persona_nickname), job.server.provider.endpoint
         )
-        prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         tools = await self._offered_tools(job, ctx, provider)
+        counted = fit_turn(ctx, job.server.provider, [tool.spec() for tool in tools])
+        prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
         turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock(), account_id=job.posted_by) if tools else None
@@ -278,6 +283,8 @@ class TurnRunner:
             turn_tools=turn_tools,
             run=run,
         )
+        if result is not None and not tools:  # a tool turn's usage adds up several requests
+            CALIBRATION.observe(calibration_key(job.server.provider), counted=counted, usage=result.usage)
         # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions).
         index, _ = collect_target_index(ctx.context_items)
         reply_text = ping_handles(result.text.strip(), index) if result else ""

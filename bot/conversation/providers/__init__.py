@@ -53,6 +53,9 @@ class Endpoint:
     base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
+    # Tokens the model reads at once, and the reply cap kept free in them (bot.conversation.budget).
+    context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
+    max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
 
     @property
     def source(self) -> str:
@@ -79,6 +82,7 @@ class ProviderConfig:
     # The server's model takes tool calls (ServerSettings.llm_supports_tools); off: it is sent none.
     tools: bool = True
     max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
+    context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
 
 
 def platform_endpoint() -> Endpoint:
@@ -94,7 +98,14 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
     if s is None:
         return platform_endpoint()
     if s.llm_base_url or s.llm_api_key:
-        return Endpoint(name="server", base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
+        return Endpoint(
+            name="server",
+            base_url=s.llm_base_url,
+            api_key=s.llm_api_key,
+            model=s.llm_model,
+            context_window=s.llm_context_window or settings.LLM_CONTEXT_WINDOW,
+            max_reply_tokens=s.llm_max_reply_tokens or settings.LLM_MAX_REPLY_TOKENS,
+        )
     if s.llm_endpoint:
         approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
         if approved is not None:
@@ -122,6 +133,8 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         model=endpoint.model,
         timeout_s=settings.LLM_TIMEOUT_SECONDS,
         tools=server_settings.llm_supports_tools if server_settings else True,
+        max_reply_tokens=endpoint.max_reply_tokens,
+        context_window=endpoint.context_window,
     )
 
 
