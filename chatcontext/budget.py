@@ -1,7 +1,7 @@
-"""The context budget (BC12): the assembled prompt plus the reply budget never exceed the endpoint's
+"""The context budget (BC13): the assembled prompt plus the reply budget never exceed the endpoint's
 context window.
 
-A prompt over its budget is cut in one documented order (build-context.md §12), each cut an entry of
+A prompt over its budget is cut in one documented order (build-context.md §13), each cut an entry of
 the exclusion log with the reason ``context_budget`` (ids and block names only, never the text):
 
 1. history entries, oldest first; the newest entry (the one being answered) stays;

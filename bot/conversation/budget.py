@@ -1,4 +1,4 @@
-"""A turn's context budget (build-context.md §12) from its endpoint, and the calibration of the token
+"""A turn's context budget (build-context.md §13) from its endpoint, and the calibration of the token
 count against what the endpoint reports.
 
 The count (tiktoken's cl100k) is not the model's tokenizer. After every turn without tools whose

@@ -53,8 +53,8 @@ EXCLUSION_REASONS = {
     "dropped_empty": "nothing left to show after simplification",
     "fetch_limit": "beyond the server's message fetch limit",
     "history_step": "before the history window's start, which moves several messages at a time (BC2-07a)",
-    "context_budget": "cut to fit the model's context window: oldest history first, then lower-priority blocks (BC12)",
-    "context_budget_truncated": "shortened from its end to fit the model's context window (BC12)",
+    "context_budget": "cut to fit the model's context window: oldest history first, then lower-priority blocks (BC13)",
+    "context_budget_truncated": "shortened from its end to fit the model's context window (BC13)",
 }
 
 
