@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chatcontext.tokens import TOKENS_PER_REPLY, count_item, count_text, encoding
-from chatcontext.types import ContextItem, ContextItemTag, JSONDict, TextPart
+from chatcontext.types import ContextItem, ContextItemTag, JSONDict, Part, TextPart
 
 BUDGET_REASON = "context_budget"
 TRUNCATED_REASON = "context_budget_truncated"
@@ -100,8 +100,8 @@ def _shorten(item: ContextItem, drop_tokens: int) -> ContextItem:
     """``item`` without its last ``drop_tokens`` tokens (its media parts kept)."""
     tokens = encoding().encode_ordinary(item.text)
     kept = encoding().decode(tokens[: max(0, len(tokens) - drop_tokens)])
-    others = [part for part in item.parts if not isinstance(part, TextPart)]
-    return replace(item, parts=[TextPart(kept), *others] if kept else others)
+    parts: list[Part] = [TextPart(kept)] if kept else []
+    return replace(item, parts=[*parts, *(part for part in item.parts if not isinstance(part, TextPart))])
 
 
 def fit_to_budget(items: Sequence[ContextItem], budget: ContextBudget) -> FittedPrompt:

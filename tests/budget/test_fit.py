@@ -100,3 +100,11 @@ def test_the_encoding_ships_in_the_repository_byte_for_byte_as_tiktoken_publishe
     # cl100k_base's own figures, counted from the shipped file alone.
     assert count_text("hello world") == 2
     assert count_text("tiktoken is great!") == 6
+
+
+def test_bc13_the_inspector_names_a_cut_block_and_why() -> None:
+    from chatcontext.records.inspector import exclusion_entries
+
+    [row] = exclusion_entries([{"reason": BUDGET_REASON, "block": "knowledge_emojis", "scope": "block"}])
+    assert row.scope == "block knowledge_emojis"
+    assert row.explanation.startswith("cut to fit the model's context window")
