@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from chatcontext.history import step_window, window_size
 from tests.chatcontext.turn_factory import message
 
@@ -48,6 +50,6 @@ def test_bc2_07a_over_consecutive_turns_the_start_moves_once_per_step() -> None:
         kept, _ = step_window(window(max(1, newest - size + 1), newest), anchor, size=size, step=40)
         anchor = kept[0].id
         starts.append(ids(kept)[0])
-    changes = sum(1 for a, b in zip(starts[30:], starts[31:], strict=False) if a != b)
+    changes = sum(1 for a, b in itertools.pairwise(starts[30:]) if a != b)
     assert changes in (2, 3)
     assert all(30 <= newest - start + 1 <= 70 for newest, start in zip(range(62, 162, 2), starts[30:], strict=False))
