@@ -392,8 +392,8 @@ def _conversation_section(results: JSONDict) -> str | None:
         f"{run['prefix_share_min']:.2f}, on the turn the window steps; {run['prefix_share_before_full']:.2f} "
         "while the window fills). The participant profiles keep one order (H-22) and the history moves in "
         "steps (BC2-07a); on main `052c764`, before them, it was 0.42 (issue 29). Prompt tokens (tiktoken "
-        f"cl100k) per turn in steady state: median {run['prompt_tokens_median']:,}, at most {run['prompt_tokens_max']:,}; by block "
-        f"(median):",
+        f"cl100k) per turn in steady state: median {run['prompt_tokens_median']:,}, at most "
+        f"{run['prompt_tokens_max']:,}; by block (median):",
         _table(["block", "tokens"], "lr", rows),
     ])  # fmt: skip
 
