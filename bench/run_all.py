@@ -353,21 +353,21 @@ def run_conversation() -> JSONDict:
     from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
 
     window, fill, steady = 50, 25, 60
-    with rolled_back():
-        call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
-        server = m_server(DEMO_SERVER_DISC_ID)
-        assert server.settings.message_fetch_limit == window
-        channel = store.create_channel(server, "bench", topic="A long conversation", now_ms=int(time.time() * 1000))
-        speaker = DEMO_USERS["mina"]
+    # load_demo writes in durable transactions, so not inside rolled_back(): the scratch database goes anyway.
+    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    server = m_server(DEMO_SERVER_DISC_ID)
+    assert server.settings.message_fetch_limit == window
+    channel = store.create_channel(server, "bench", topic="A long conversation", now_ms=int(time.time() * 1000))
+    speaker = DEMO_USERS["mina"]
 
-        def post(text: str) -> None:
-            async_to_sync(post_playground_message)(channel, speaker, f"<@{DEMO_BOT_DISC_ID}> {text}")
+    def post(text: str) -> None:
+        async_to_sync(post_playground_message)(channel, speaker, f"<@{DEMO_BOT_DISC_ID}> {text}")
 
-        started = time.perf_counter()
-        converse(post, fill + steady)
-        seconds = time.perf_counter() - started
-        records = list(PromptRecord.objects.filter(channel_disc_id=channel.disc_id).order_by("created_at", "pk"))
-        figures = summary(measure(records), window=window, steady_from=fill)
+    started = time.perf_counter()
+    converse(post, fill + steady)
+    seconds = time.perf_counter() - started
+    records = list(PromptRecord.objects.filter(channel_disc_id=channel.disc_id).order_by("created_at", "pk"))
+    figures = summary(measure(records), window=window, steady_from=fill)
     return {**figures, "fill_turns": fill, "seconds": round(seconds, 1), "step": _history_step()}
 
 

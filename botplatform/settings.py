@@ -354,6 +354,7 @@ def approved_endpoints(names: str) -> dict[str, dict[str, Any]]:
             "model": os.environ.get(prefix + "MODEL", "").strip(),
             "context_window": env_int(prefix + "CONTEXT_WINDOW", LLM_CONTEXT_WINDOW, minimum=MIN_CONTEXT_WINDOW),
             "max_reply_tokens": env_int(prefix + "MAX_REPLY_TOKENS", LLM_MAX_REPLY_TOKENS, minimum=1),
+            "cache_hints": env_bool(prefix + "CACHE_HINTS", False),
         }
         fits_reply(prefix, endpoints[name]["context_window"], endpoints[name]["max_reply_tokens"])
     return endpoints
@@ -367,6 +368,8 @@ MIN_CONTEXT_WINDOW = 1024
 LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 8192, minimum=MIN_CONTEXT_WINDOW)
 # Counted tokens are an estimate (tiktoken's cl100k, not the model's tokenizer): this share is added.
 LLM_TOKEN_MARGIN_PERCENT = env_int("LLM_TOKEN_MARGIN_PERCENT", 10)
+# Mark the prompt's stable start with `cache_control` (providers that cache by explicit hints); off by default.
+LLM_CACHE_HINTS = env_bool("LLM_CACHE_HINTS", False)
 
 
 def fits_reply(prefix: str, window: int, reply: int) -> None:

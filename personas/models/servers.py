@@ -276,6 +276,12 @@ class ServerSettings(models.Model):
         help_text="The longest reply this server's own model may write, kept free in its window. At most half the "
         "window. Empty = LLM_MAX_REPLY_TOKENS from the environment.",
     )
+    llm_cache_hints = models.BooleanField(
+        "send prompt-cache hints",
+        default=False,
+        help_text="Marks the prompt's stable start with cache_control, for a provider of this server's own endpoint "
+        "that caches only where asked (e.g. Anthropic's OpenAI-compatible API). Others ignore it.",
+    )
     llm_input_price = models.DecimalField(
         "price per million input tokens",
         max_digits=10,

@@ -56,6 +56,8 @@ class Endpoint:
     # Tokens the model reads at once, and the reply cap kept free in them (bot.conversation.budget).
     context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
     max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
+    # Explicit prompt-cache hints on the stable blocks (bot.conversation.providers.base.cache_breakpoints).
+    cache_hints: bool = field(default_factory=lambda: settings.LLM_CACHE_HINTS)
 
     @property
     def source(self) -> str:
@@ -83,6 +85,7 @@ class ProviderConfig:
     tools: bool = True
     max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
     context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
+    cache_hints: bool = False
 
 
 def platform_endpoint() -> Endpoint:
@@ -105,6 +108,7 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
             model=s.llm_model,
             context_window=s.llm_context_window or settings.LLM_CONTEXT_WINDOW,
             max_reply_tokens=s.llm_max_reply_tokens or settings.LLM_MAX_REPLY_TOKENS,
+            cache_hints=s.llm_cache_hints,
         )
     if s.llm_endpoint:
         approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
@@ -135,6 +139,7 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         tools=server_settings.llm_supports_tools if server_settings else True,
         max_reply_tokens=endpoint.max_reply_tokens,
         context_window=endpoint.context_window,
+        cache_hints=endpoint.cache_hints,
     )
 
 
@@ -147,6 +152,7 @@ def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: fl
         model=config.model,
         timeout_s=config.timeout_s,
         max_reply_tokens=config.max_reply_tokens,
+        cache_hints=config.cache_hints,
     )
 
 

@@ -173,8 +173,18 @@ def reply_limit_parameter(base_url: str) -> str:
 class OpenAICompatProvider:
     name = "openai"
 
-    def __init__(self, *, base_url: str, api_key: str, model: str, timeout_s: float, max_reply_tokens: int) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout_s: float,
+        max_reply_tokens: int,
+        cache_hints: bool = False,
+    ) -> None:
         self.model_name = model
+        self.cache_hints = cache_hints
         self.max_reply_tokens = max_reply_tokens
         self.timeout_s = timeout_s
         self._client_key: ClientKey = (base_url, api_key, timeout_s)
@@ -198,7 +208,7 @@ class OpenAICompatProvider:
         followups: Sequence[dict[str, Any]] = (),
         tool_choice: str = "auto",
     ) -> GenerationResult:
-        messages: list[dict[str, Any]] = [*to_chat_messages(items), *followups]
+        messages: list[dict[str, Any]] = [*to_chat_messages(items, cache_hints=self.cache_hints), *followups]
         offered = [tool.as_openai() for tool in tools]
         refused = False
         started = time.monotonic()
