@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from bot.conversation.budget import CALIBRATION, MAX_SCALE, context_budget
 from bot.conversation.providers import ProviderConfig
+from bot.playground.service import send_playground_message
 from chatcontext.budget import BUDGET_REASON
 from chatcontext.records.inspector import exclusion_entries
 from chatcontext.tokens import count_text
 from tests.playground.conftest import MINA
-from tests.playground.test_service import send_playground_message
 
 
 def test_bc13_a_small_window_cuts_the_oldest_history_and_the_record_says_so(demo, settings):

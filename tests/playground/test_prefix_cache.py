@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
 from tests.paths import REPO_ROOT
 from tests.playground.conftest import MINA
-from tests.playground.test_service import send_playground_message
 
 WINDOW = 50
 # The window is full after 25 turns (a message and its reply each); 60 more are the steady state.
