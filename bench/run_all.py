@@ -103,8 +103,10 @@ RESULTS = BENCH / "results.json"
 BASELINE = BENCH / "baseline.json"
 README = ROOT / "README.md"
 PLOTS = BENCH / "results"
+# conversation first: load_demo draws persona lineage ids, which the snapshots other sections load and
+# roll back leave SQLite's id sequence unable to give.
 SECTIONS = (
-    "assembly", "postgresql", "request_scope", "throughput", "users_table", "conversation", "profile", "stt",
+    "conversation", "assembly", "postgresql", "request_scope", "throughput", "users_table", "profile", "stt",
     "tool_round", "api",
 )  # fmt: skip
 # What the PostgreSQL child measures, of the sections above.
