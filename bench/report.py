@@ -355,7 +355,7 @@ def _users_table_section(results: JSONDict) -> str | None:
     copy_from = (postgresql or {}).get("copy_from")
     written = (
         f" Past {copy_from:,} users PostgreSQL's rows are written with `COPY`; the last column is how long "
-        "writing the users up to that size took."
+        "writing the users added since the previous size took."
         if copy_from
         else ""
     )
