@@ -82,6 +82,9 @@ def _later_ratios(run: JSONDict) -> tuple[list[float], list[float]] | None:
     return None
 
 
+NICKNAME_ORDER = ("distinct", "name-like")
+
+
 def _candidate_read(run: JSONDict, users: int, nicknames: str = "distinct") -> float | None:
     for point in (run.get("users_table") or {}).get("points", []):
         if point["users"] == users and point.get("nicknames", "distinct") == nicknames:
@@ -337,25 +340,61 @@ def _users_table_section(results: JSONDict) -> str | None:
     postgresql = _postgresql(results).get("users_table")
     header = ["users in the table", "saved nicknames", "rows read", "median ms (SQLite)"]
     if postgresql:
-        header.append("median ms (PostgreSQL)")
+        header += ["median ms (PostgreSQL)", "users written (PostgreSQL)"]
+    points = {(p["users"], p.get("nicknames", "distinct")): p for p in sqlite["points"]}
+    pg_points = {(p["users"], p.get("nicknames", "distinct")): p for p in (postgresql or {}).get("points", [])}
     rows = []
-    for point in sqlite["points"]:
-        kind = point.get("nicknames", "distinct")
-        row = [f"{point['users']:,}", kind, str(point.get("rows", "–")), _f(point["median_ms"])]
+    for key in sorted(set(points) | set(pg_points), key=lambda k: (NICKNAME_ORDER.index(k[1]), k[0])):
+        point, pg_point = points.get(key), pg_points.get(key)
+        shown = point or pg_point or {}
+        row = [f"{key[0]:,}", key[1], str(shown.get("rows", "–")), _f(point["median_ms"]) if point else "–"]
         if postgresql:
-            row.append(_f(_candidate_read(_postgresql(results), point["users"], kind)))
+            row.append(_f(pg_point["median_ms"]) if pg_point else "–")
+            row.append(f"{pg_point['write_seconds']:.1f} s" if pg_point and "write_seconds" in pg_point else "–")
         rows.append(row)
+    copy_from = (postgresql or {}).get("copy_from")
+    written = (
+        f" Past {copy_from:,} users PostgreSQL's rows are written with `COPY`; the last column is how long "
+        "writing the users added since the previous size took."
+        if copy_from
+        else ""
+    )
     return "\n\n".join([
         "### Database size: the candidate read (D-16)",
-        "Every read of a turn is bounded by the channel except one: participant discovery's candidate read "
-        "(D-16) also selects any user *whose saved nickname appears in the history*, across every server. "
-        "`users_table` times that read with the target point's history and 1,000 to 100,000 users of other "
-        f"servers, one in {round(1 / sqlite['saved_nickname_share'])} with a saved nickname "
-        f"({sqlite['runs']} reads per size). *Distinct* nicknames (`other nick 7`) never occur in the history; "
-        "*name-like* ones (one to three syllables, sometimes digits) do when they are short, inside the "
-        "history's words, and D-16 is a substring test, so those users are candidates and their rows are "
-        "read. [docs/scaling.md](docs/scaling.md) discusses the index and what the second kind costs.",
-        _table(header, "rlrrr"[: len(header)], rows),
+        "Every read of a turn is bounded by the channel or the server. Participant discovery's candidate "
+        "read (D-16) also selects users *whose saved nickname appears in the history*, and since issue 29 "
+        "only among the users the server knows (its members and the authors counted in it), so users of "
+        "other servers cost it nothing. `users_table` times that read with the target point's history and "
+        "1,000 to 100,000 users of other servers (on PostgreSQL up to 1,000,000), one in "
+        f"{round(1 / sqlite['saved_nickname_share'])} with a saved nickname ({sqlite['runs']} reads per size). "
+        "*Distinct* nicknames (`other nick 7`) never occur in the history; *name-like* ones (one to three "
+        "syllables, sometimes digits) do when they are short, inside the history's words: before issue 29 "
+        f"those users were candidates and their rows were read.{written} "
+        "[docs/scaling.md](docs/scaling.md) discusses the read.",
+        _table(header, "rlrrrr"[: len(header)], rows),
+    ])  # fmt: skip
+
+
+def _conversation_section(results: JSONDict) -> str | None:
+    run = results.get("conversation")
+    if not run:
+        return None
+    blocks = sorted(run["tokens_by_block_median"].items(), key=lambda kv: -kv[1])
+    rows = [[tag, str(tokens)] for tag, tokens in blocks]
+    return "\n\n".join([
+        "### A long conversation: tokens per turn and the cacheable prefix",
+        f"`conversation` (bench/conversation.py) plays {run['turns']} turns on the demo server through the "
+        f"playground's whole turn path (offline echo provider): two speakers, {run['fill_turns']} turns to fill "
+        f"the {run['window_messages']}-message window, then {run['steady_turns']} more (history step "
+        f"{run['step']}). Hosted providers bill the start of a request that repeats the previous request "
+        "cheaper, and local engines skip re-reading it. In steady state a mean "
+        f"**{run['prefix_share_mean']:.2f}** of each request repeats the previous request's start (lowest "
+        f"{run['prefix_share_min']:.2f}, on the turn the window steps; {run['prefix_share_before_full']:.2f} "
+        "while the window fills). The participant profiles keep one order (H-22) and the history moves in "
+        "steps (BC2-07a); on main `052c764`, before them, it was 0.42 (issue 29). Prompt tokens (tiktoken "
+        f"cl100k) per turn in steady state: median {run['prompt_tokens_median']:,}, at most "
+        f"{run['prompt_tokens_max']:,}; by block (median):",
+        _table(["block", "tokens"], "lr", rows),
     ])  # fmt: skip
 
 
@@ -525,6 +564,7 @@ SECTIONS: tuple[Callable[[JSONDict], str | None], ...] = (
     _assembly_section,
     _later_personas_section,
     _users_table_section,
+    _conversation_section,
     _request_scope_section,
     _throughput_section,
     _profile_section,

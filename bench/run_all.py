@@ -20,8 +20,12 @@ Sections (all by default, or a comma-separated ``--sections`` subset):
 - ``throughput``: turns per second with 1, 2 and 4 channels assembling concurrently.
 - ``users_table``: the one discovery read whose cost depends on the whole database rather than the
   channel: the D-16 candidate read at 1,000, 10,000 and 100,000 users of other servers in the users
-  table (10 % with a saved nickname: distinct ones the history never holds, then name-like ones),
+  table (on PostgreSQL also 1,000,000, written with COPY; 10 % with a saved nickname: distinct ones
+  the history never holds, then name-like ones),
   with the acceptance point's history text.
+- ``conversation``: bench/conversation.py, a long playground conversation (two speakers, 60 turns
+  past the demo's 50-message window): prompt tokens per turn by block and the share of each request
+  that repeats the previous request's start (what a provider's prefix cache reuses).
 - ``profile``: a pyinstrument profile of the acceptance point (bench/results/profile.txt).
 - ``stt``: real-time factor of voice transcription (bench/stt.py, run as a subprocess).
 - ``tool_round``: the extra cost of a persona's tool round (bench/tool_round.py): ms outside the
@@ -99,8 +103,11 @@ RESULTS = BENCH / "results.json"
 BASELINE = BENCH / "baseline.json"
 README = ROOT / "README.md"
 PLOTS = BENCH / "results"
+# conversation first: load_demo draws persona lineage ids, which the snapshots other sections load and
+# roll back leave SQLite's id sequence unable to give.
 SECTIONS = (
-    "assembly", "postgresql", "request_scope", "throughput", "users_table", "profile", "stt", "tool_round", "api"
+    "conversation", "assembly", "postgresql", "request_scope", "throughput", "users_table", "profile", "stt",
+    "tool_round", "api",
 )  # fmt: skip
 # What the PostgreSQL child measures, of the sections above.
 POSTGRESQL_SECTIONS = ("assembly", "request_scope", "users_table", "tool_round")
@@ -234,6 +241,9 @@ def _timed_reads() -> Iterator[list[float]]:
 
 
 USERS_TABLE_SIZES = (1_000, 10_000, 100_000)
+# PostgreSQL goes on to a million users (issue 29): past 100,000 rows they are written with COPY.
+POSTGRESQL_USERS_TABLE_SIZES = (*USERS_TABLE_SIZES, 1_000_000)
+COPY_FROM = 100_000
 # Two kinds of saved nickname for the other servers' users: `distinct` ones ("other nick 7") that the
 # history never contains, and `name-like` ones (one to three syllables, sometimes digits, as many
 # Discord nicknames are), of which the short ones occur inside the history's words: D-16 is a
@@ -251,12 +261,53 @@ def _saved_nickname(kind: str, i: int, pick: random.Random) -> str | None:
     return name + (str(pick.randint(1, 99)) if pick.random() < 0.3 else "")
 
 
+def _other_users(present: int, total: int, kind: str, pick: random.Random) -> None:
+    """Users ``present``..``total`` of other servers: ``bulk_create`` up to ``COPY_FROM``, PostgreSQL's
+    ``COPY`` past it (bulk_create would take minutes for a million rows on this machine)."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from personas import models as m
+
+    if total <= COPY_FROM or connection.vendor != "postgresql":
+        m.DiscordUser.objects.bulk_create(
+            [
+                m.DiscordUser(
+                    user_disc_id=str(600_000_000_000_000_000 + i),
+                    username=f"other{i}",
+                    user_nickname=_saved_nickname(kind, i, pick),
+                )
+                for i in range(present, total)
+            ],
+            batch_size=5_000,
+        )
+        return
+    columns = (
+        "user_disc_id, username, user_nickname, language_pref, privacy_level, physical_appearance_tags, "
+        "personal_dtm, personal_deliberate_tool_mode, shortterm_cache_crossserver_opt_in, created_at, updated_at"
+    )
+    now = timezone.now()
+    statement = f"COPY {m.DiscordUser._meta.db_table} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+        for i in range(present, total):
+            copy.write_row(
+                (str(600_000_000_000_000_000 + i), f"other{i}", _saved_nickname(kind, i, pick), "en-US", 0, "[]",
+                 "follow", "follow", False, now, now)
+            )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {m.DiscordUser._meta.db_table}")
+
+
 def run_users_table(runs: int) -> JSONDict:
     """Median time of the D-16 candidate read as the users table grows with other servers' users
-    (every tenth with a saved nickname of each kind); the channel stays the acceptance point's."""
+    (every tenth with a saved nickname of each kind); the channel stays the acceptance point's, with
+    its members. Also how long writing the users took."""
+    from django.db import connection
+
     from chatcontext.participants.candidates import CandidateQuery, load_candidate_rows
     from personas import models as m
 
+    sizes = POSTGRESQL_USERS_TABLE_SIZES if connection.vendor == "postgresql" else USERS_TABLE_SIZES
     doc = generate_snapshot(ACCEPTANCE)
     text = "\n".join(message["content"] for message in doc["messages"])
     points = []
@@ -266,21 +317,13 @@ def run_users_table(runs: int) -> JSONDict:
             snap = load_turn(doc)
             server_id = snap.turn.server.server_id
             candidate_ids = tuple(member["user_disc_id"] for member in doc["members"])
-            for total in USERS_TABLE_SIZES:
+            for total in sizes:
                 present = m.DiscordUser.objects.count()
+                started = time.perf_counter()
                 if total > present:
                     log(f"users table: {total} users, {kind} nicknames")
-                    m.DiscordUser.objects.bulk_create(
-                        [
-                            m.DiscordUser(
-                                user_disc_id=str(600_000_000_000_000_000 + i),
-                                username=f"other{i}",
-                                user_nickname=_saved_nickname(kind, i, pick),
-                            )
-                            for i in range(present, total)
-                        ],
-                        batch_size=5_000,
-                    )
+                    _other_users(present, total, kind, pick)
+                written_s = time.perf_counter() - started
                 query = CandidateQuery(server_id, candidate_ids, text, snap.turn.now_ms)
                 timings = []
                 for _ in range(runs):
@@ -293,9 +336,53 @@ def run_users_table(runs: int) -> JSONDict:
                         "nicknames": kind,
                         "median_ms": round(statistics.median(timings), 3),
                         "rows": len(rows),
+                        "write_seconds": round(written_s, 1),
                     }
                 )
-    return {"runs": runs, "saved_nickname_share": 0.1, "points": points}
+    return {"runs": runs, "saved_nickname_share": 0.1, "copy_from": COPY_FROM, "points": points}
+
+
+def run_conversation() -> JSONDict:
+    """bench/conversation.py: 25 turns filling the demo's 50-message window, then 60 in steady state,
+    through the playground's turn path with the offline echo provider."""
+    from asgiref.sync import async_to_sync
+    from conversation import converse, measure, summary
+    from django.core.management import call_command
+
+    from bot.playground import store
+    from bot.playground.service import post_playground_message
+    from chatcontext.models import PromptRecord
+    from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
+
+    window, fill, steady = 50, 25, 60
+    # load_demo writes in durable transactions, so not inside rolled_back(): the scratch database goes anyway.
+    call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    server = m_server(DEMO_SERVER_DISC_ID)
+    assert server.settings.message_fetch_limit == window
+    channel = store.create_channel(server, "bench", topic="A long conversation", now_ms=int(time.time() * 1000))
+    speaker = DEMO_USERS["mina"]
+
+    def post(text: str) -> None:
+        async_to_sync(post_playground_message)(channel, speaker, f"<@{DEMO_BOT_DISC_ID}> {text}")
+
+    started = time.perf_counter()
+    converse(post, fill + steady)
+    seconds = time.perf_counter() - started
+    records = list(PromptRecord.objects.filter(channel_disc_id=channel.disc_id).order_by("created_at", "pk"))
+    figures = summary(measure(records), window=window, steady_from=fill)
+    return {**figures, "fill_turns": fill, "seconds": round(seconds, 1), "step": _history_step()}
+
+
+def m_server(disc_id: str):  # type: ignore[no-untyped-def]
+    from personas.models import Server
+
+    return Server.objects.get(server_disc_id=disc_id)
+
+
+def _history_step() -> int:
+    from chatcontext.config import StageConfig
+
+    return StageConfig.from_settings().history_window_step
 
 
 def run_profile() -> JSONDict:
@@ -502,6 +589,7 @@ def main() -> None:
             "request_scope": lambda: _request_scope(3 if args.quick else 9, only_three=IN_POSTGRESQL_CHILD),
             "throughput": lambda: _throughput(1.0 if args.quick else 4.0),
             "users_table": lambda: run_users_table(3 if args.quick else 15),
+            "conversation": run_conversation,
             "profile": run_profile,
             "stt": lambda: run_stt(1 if args.quick else 3),
             "tool_round": lambda: _tool_round(5 if args.quick else 30),

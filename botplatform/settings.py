@@ -13,6 +13,7 @@ import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -337,11 +338,11 @@ LLM_MODEL = os.environ.get("LLM_MODEL", "").strip()
 _ENDPOINT_NAME = re.compile("[a-z0-9][a-z0-9_-]{0,31}")
 
 
-def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
+def approved_endpoints(names: str) -> dict[str, dict[str, Any]]:
     """``LLM_APPROVED_ENDPOINTS=local,fast``: endpoints a moderator may choose by name, each with its
     ``LLM_ENDPOINT_<NAME>_BASE_URL`` (required), ``_API_KEY`` and ``_MODEL`` (``-`` in a name is
     ``_`` in the variable). Their keys stay in the environment; moderators only see the names."""
-    endpoints: dict[str, dict[str, str]] = {}
+    endpoints: dict[str, dict[str, Any]] = {}
     for name in (n.strip() for n in names.split(",")):
         if not name:
             continue
@@ -355,14 +356,38 @@ def approved_endpoints(names: str) -> dict[str, dict[str, str]]:
             "base_url": base_url,
             "api_key": os.environ.get(prefix + "API_KEY", "").strip(),
             "model": os.environ.get(prefix + "MODEL", "").strip(),
+            "context_window": env_int(prefix + "CONTEXT_WINDOW", LLM_CONTEXT_WINDOW, minimum=MIN_CONTEXT_WINDOW),
+            "max_reply_tokens": env_int(prefix + "MAX_REPLY_TOKENS", LLM_MAX_REPLY_TOKENS, minimum=1),
+            "cache_hints": env_bool(prefix + "CACHE_HINTS", False),
         }
+        fits_reply(prefix, endpoints[name]["context_window"], endpoints[name]["max_reply_tokens"])
     return endpoints
 
 
-LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOINTS", ""))
-LLM_TIMEOUT_SECONDS = env_seconds("LLM_TIMEOUT_SECONDS", 60)
 # The reply cap (`max_tokens`) of every request to a model, so no reply runs on without end.
 LLM_MAX_REPLY_TOKENS = env_int("LLM_MAX_REPLY_TOKENS", 1024, minimum=1)
+# The platform endpoint's context window in tokens: the prompt is cut to fit it with the reply cap
+# (chatcontext.budget). 8,192 is what small local models commonly run with; a hosted model's is larger.
+MIN_CONTEXT_WINDOW = 1024
+LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 8192, minimum=MIN_CONTEXT_WINDOW)
+# Counted tokens are an estimate (tiktoken's cl100k, not the model's tokenizer): this share is added.
+LLM_TOKEN_MARGIN_PERCENT = env_int("LLM_TOKEN_MARGIN_PERCENT", 10)
+# Mark the prompt's stable start with `cache_control` (providers that cache by explicit hints); off by default.
+LLM_CACHE_HINTS = env_bool("LLM_CACHE_HINTS", False)
+
+
+def fits_reply(prefix: str, window: int, reply: int) -> None:
+    """A window must leave the prompt at least half of itself after the reply cap."""
+    if reply > window // 2:
+        raise ImproperlyConfigured(
+            f"{prefix}MAX_REPLY_TOKENS={reply} leaves too little of {prefix}CONTEXT_WINDOW={window} for the prompt "
+            "(at most half the window)"
+        )
+
+
+fits_reply("LLM_", LLM_CONTEXT_WINDOW, LLM_MAX_REPLY_TOKENS)
+LLM_APPROVED_ENDPOINTS = approved_endpoints(os.environ.get("LLM_APPROVED_ENDPOINTS", ""))
+LLM_TIMEOUT_SECONDS = env_seconds("LLM_TIMEOUT_SECONDS", 60)
 # Time budget of one image download for a vision model (bot.conversation.media).
 MEDIA_FETCH_TIMEOUT_SECONDS = env_seconds("MEDIA_FETCH_TIMEOUT_SECONDS", 10)
 # Most pixels an image from outside may declare (bot.conversation.image_bytes): larger ones are
@@ -401,6 +426,8 @@ TOMORI = {
     "EMOJI_PENALTY_LOOKBACK": env_tunable("EMOJI_PENALTY_LOOKBACK", 3),
     "EMOJI_PENALTY_THRESHOLD": env_tunable("EMOJI_PENALTY_THRESHOLD", 1),
     "MEDIA_IMAGE_MESSAGE_LIMIT": env_tunable("MEDIA_IMAGE_MESSAGE_LIMIT", 3),
+    # Messages the history window drops at once when it is full (BC2-07a); 0 slides it one by one.
+    "HISTORY_WINDOW_STEP": env_tunable("HISTORY_WINDOW_STEP", 40),
     # User rows a process keeps between turns (chatcontext.personalization); 0 reads them every turn.
     "PERSONALIZATION_CACHE_USERS": env_int("PERSONALIZATION_CACHE_USERS", 50_000),
 }

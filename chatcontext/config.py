@@ -22,6 +22,7 @@ class StageConfig:
     media_image_message_limit: int = 3
     emoji_sticker_cache_ttl_minutes: int = 10
     default_botname: str = "Tomori"
+    history_window_step: int = 40
 
     @classmethod
     def from_tomori(cls, tomori: Mapping[str, int], *, default_botname: str = "Tomori") -> StageConfig:
@@ -39,4 +40,5 @@ class StageConfig:
             media_image_message_limit=max(0, int(tomori["MEDIA_IMAGE_MESSAGE_LIMIT"])),
             emoji_sticker_cache_ttl_minutes=max(1, int(tomori["EMOJI_STICKER_CACHE_TTL_MINUTES"])),
             default_botname=default_botname.strip() or "Tomori",
+            history_window_step=max(0, int(tomori.get("HISTORY_WINDOW_STEP", 40))),
         )

@@ -77,6 +77,8 @@ class HistoryResult:
     block_notice_count: int = 0
     # One entry per left-out message for moderators: {message_id, author_id, reason}; never text.
     exclusions: list[dict[str, str]] = field(default_factory=list)
+    # BC2-07a: the first message of the window after the step, the next turn's anchor.
+    window_anchor_id: str | None = None
     reaction_api_calls: int = 0
     voice_transcriptions: int = 0
 
@@ -146,6 +148,30 @@ def fetch_window(turn: ChatTurn, transport: ChatTransport, limit: int) -> list[D
     if turn.incoming.is_from_queue and all(m.id != admission.id for m in window):
         window.append(admission)
     return window
+
+
+def window_size(limit: int, step: int, *, anchored: bool) -> int:
+    """BC2-07a: messages fetched. With a remembered anchor the window holds between ``limit - step // 2``
+    and ``limit + step // 2`` messages (the server's limit on average), else exactly ``limit``."""
+    return limit + step // 2 if anchored else limit
+
+
+def step_window(
+    window: list[DiscordMessage], anchor_id: str | None, *, size: int, step: int
+) -> tuple[list[DiscordMessage], list[DiscordMessage]]:
+    """BC2-07a: (window, stepped-out messages). The window starts at the remembered anchor while it is
+    still fetched, so consecutive prompts share their history; once the anchor has slid out of a full
+    window of ``size`` messages, the ``step`` oldest go at once and the new first message is the next
+    anchor. Without an anchor (a first turn, a replay) or a step, nothing is dropped."""
+    if anchor_id is None or step <= 0:
+        return window, []
+    for index, message in enumerate(window):
+        if message.id == anchor_id:
+            return window[index:], window[:index]
+    if len(window) < size:
+        return window, []
+    cut = min(step, len(window) - 1)
+    return window[cut:], window[:cut]
 
 
 def find_marker(
@@ -383,7 +409,11 @@ def build_history(
     relays = given.impersonation_relays or {}
     exclusions: list[dict[str, str]] = []
 
-    window = fetch_window(turn, transport, normalize_fetch_limit(turn.server.message_fetch_limit))
+    limit = normalize_fetch_limit(turn.server.message_fetch_limit)
+    step = min(config.history_window_step, limit)
+    size = window_size(limit, step, anchored=turn.history_anchor_id is not None)
+    window, stepped = step_window(fetch_window(turn, transport, size), turn.history_anchor_id, size=size, step=step)
+    exclusions.extend(_exclusion(m, "history_step") for m in stepped)
     sliced, cut = slice_at_marker(window, bot_user_id, turn.all_personas)
     exclusions.extend(_exclusion(m, "reset_marker") for m in cut)
     refs = prefetch_references(sliced, transport, config)
@@ -459,7 +489,9 @@ def build_history(
         forward_origin_authors=refs.forward_origin_authors,
         reaction_users=reaction_users,
     )
-    return _run_loop(turn, sliced, ctx, blocks, rows.active_blocks, exclusions, reaction_calls, stt_calls)
+    result = _run_loop(turn, sliced, ctx, blocks, rows.active_blocks, exclusions, reaction_calls, stt_calls)
+    result.window_anchor_id = window[0].id if window else None
+    return result
 
 
 def _run_loop(

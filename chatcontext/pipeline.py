@@ -719,4 +719,5 @@ def _turn_context(
         participant_target_index=participants.codec.to_json(targets.index),
         diagnostics=diagnostics,
         exclusions=exclusions,
+        history_anchor_id=history.result.window_anchor_id,
     )

@@ -606,6 +606,9 @@ class ChatTurn:
     # none (a replay, a test) means fast regeneration is never offered.
     fast_regeneration_actions: tuple[str, ...] = ()
     short_term_memory: ShortTermNote | None = None
+    # BC2-07a: the first message of this channel's history window at the persona's previous turn,
+    # remembered by the caller (bot.conversation.window_memory); None starts afresh.
+    history_anchor_id: str | None = None
 
     @property
     def incoming(self) -> ChatIncoming:
@@ -641,3 +644,5 @@ class ChatTurnContext:
     exclusions: list[JSONDict] = field(default_factory=list)
     # BC9-10: chatcontext.regeneration.FastRegenerationRecorder, or None (Any: import cycle).
     fast_regeneration_recorder: Any = None
+    # BC2-07a: the first message of the history window, for the caller to remember for the next turn.
+    history_anchor_id: str | None = None

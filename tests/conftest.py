@@ -55,6 +55,17 @@ def _fresh_personalization_cache():  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
+def _fresh_turn_memories():  # type: ignore[no-untyped-def]
+    """Message ids repeat between tests' databases: one test's remembered window start and token
+    calibration must not reach the next test's turns."""
+    from bot.conversation.budget import CALIBRATION
+    from bot.conversation.window_memory import WINDOWS
+
+    WINDOWS.clear()
+    CALIBRATION.clear()
+
+
+@pytest.fixture(autouse=True)
 def _test_settings(settings):  # type: ignore[no-untyped-def]
     """Tasks run in-process unless a test starts a real worker; fast password hashing."""
     settings.CELERY_TASK_ALWAYS_EAGER = True

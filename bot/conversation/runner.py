@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from django.conf import settings
 
 from bot.conversation.admission import Admission
+from bot.conversation.budget import CALIBRATION, calibration_key, fit_turn
 from bot.conversation.db import Db
 from bot.conversation.emojis import render_custom_emojis
 from bot.conversation.media import ImageFetcher, resolve_images
@@ -63,6 +64,7 @@ from bot.conversation.tools.gating import ToolPolicy, load_short_term_note, offe
 from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
+from bot.conversation.window_memory import WINDOWS
 from chatcontext.captured import CapturedTurn, TurnTransport, build_captured_turn
 from chatcontext.personalization import process_cache
 from chatcontext.records.commands import TurnCommand
@@ -231,6 +233,7 @@ def build_chat_turn(
         is_self_message=trigger.author.id == bot_user.id,
         fast_regeneration_actions=(REGENERATE,),
         short_term_memory=short_term_memory,
+        history_anchor_id=WINDOWS.anchor(job.locked_turn.channel_id, persona.persona_id),
     )
 
 
@@ -287,9 +290,10 @@ class TurnRunner:
             await self._notify_failure(outlet, persona, locale)
             return None
         ctx = captured.ctx
-
-        prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
+        WINDOWS.remember(turn.locked_turn.channel_id, persona.persona_id, ctx.history_anchor_id)
         tools = await self._offered_tools(job, ctx, provider)
+        counted = fit_turn(ctx, job.server.provider, [tool.spec() for tool in tools])
+        prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
         turn_tools = ToolTurn.of(self.db, ctx, outlet, self.clock(), account_id=job.posted_by) if tools else None
@@ -303,6 +307,8 @@ class TurnRunner:
             turn_tools=turn_tools,
             run=run,
         )
+        if result is not None and not tools:  # a tool turn's usage adds up several requests
+            CALIBRATION.observe(calibration_key(job.server.provider), counted=counted, usage=result.usage)
         # The reply of record, with its handles turned into pings (bot.conversation.tools.mentions)
         # and its :name: shortcodes into the server's emojis (bot.conversation.emojis).
         reply_text = (

@@ -53,6 +53,9 @@ EXCLUSION_REASONS = {
     "reset_marker": "before the last conversation reset",
     "dropped_empty": "nothing left to show after simplification",
     "fetch_limit": "beyond the server's message fetch limit",
+    "history_step": "before the history window's start, which moves several messages at a time (BC2-07a)",
+    "context_budget": "cut to fit the model's context window: oldest history first, then lower-priority blocks (BC13)",
+    "context_budget_truncated": "shortened from its end to fit the model's context window (BC13)",
 }
 
 
@@ -253,6 +256,12 @@ def exclusion_user_ids(exclusions: Iterable[Mapping[str, Any]]) -> set[str]:
     return {uid for entry in exclusions if (uid := str(entry.get("user_id") or entry.get("author_id") or ""))}
 
 
+def _scope(entry: Mapping[str, Any], message_id: str) -> str:
+    """What was left out: a message, a profile, or a prompt block named by its tag (BC13-03)."""
+    scope = str(entry.get("scope") or ("message" if message_id else "profile"))
+    return f"block {entry['block']}" if scope == "block" and isinstance(entry.get("block"), str) else scope
+
+
 def exclusion_entries(exclusions: Iterable[Mapping[str, Any]], links: RecordLinks = NO_LINKS) -> list[ExclusionEntry]:
     """The exclusion log as rows, named and linked as ``links`` allows. Only ids, reasons and scopes
     are read from the log, so even a malformed entry that carried text would not reach the page."""
@@ -265,7 +274,7 @@ def exclusion_entries(exclusions: Iterable[Mapping[str, Any]], links: RecordLink
             ExclusionEntry(
                 reason=reason,
                 explanation=EXCLUSION_REASONS.get(reason, reason.replace("_", " ")),
-                scope=str(entry.get("scope") or ("message" if message_id else "profile")),
+                scope=_scope(entry, message_id),
                 user_id=user_id,
                 message_id=message_id,
                 user_name=links.names.get(user_id, ""),

@@ -80,6 +80,9 @@ SUPERUSER_PROVIDER_FIELDS = [
     "llm_fallback_endpoints",
     "llm_base_url",
     "llm_model",
+    "llm_context_window",
+    "llm_max_reply_tokens",
+    "llm_cache_hints",
     "llm_api_key",
     "clear_llm_api_key",
     "llm_input_price",
@@ -142,6 +145,9 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
             *ServerSettingsForm.Meta.fields,
             "llm_base_url",
             "llm_model",
+            "llm_context_window",
+            "llm_max_reply_tokens",
+            "llm_cache_hints",
             "llm_api_key",
             "llm_input_price",
             "llm_output_price",
@@ -159,6 +165,10 @@ class SuperuserServerSettingsForm(ServerSettingsForm):
             self.add_error(
                 "llm_model", "A model goes with this server's own endpoint: set its base URL or key, or leave it empty."
             )
+        window = cleaned.get("llm_context_window") or settings.LLM_CONTEXT_WINDOW
+        reply = cleaned.get("llm_max_reply_tokens") or settings.LLM_MAX_REPLY_TOKENS
+        if reply > window // 2:
+            self.add_error("llm_max_reply_tokens", f"At most half the context window ({window // 2} tokens).")
         return cleaned
 
     def _post_clean(self) -> None:

@@ -278,6 +278,30 @@ class ServerSettings(models.Model):
         default="",
         help_text="The model name sent to the provider, e.g. gpt-4o-mini. Empty = LLM_MODEL from the environment.",
     )
+    # The server's own endpoint's limits (bot.conversation.budget); empty: the platform's LLM_CONTEXT_WINDOW and
+    # LLM_MAX_REPLY_TOKENS. Approved endpoints have theirs in the environment.
+    llm_context_window = models.PositiveIntegerField(
+        "LLM context window (tokens)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1024)],
+        help_text="How many tokens this server's own model reads at once, prompt and reply together; the prompt "
+        "is cut to fit (oldest messages first). Empty = LLM_CONTEXT_WINDOW from the environment.",
+    )
+    llm_max_reply_tokens = models.PositiveIntegerField(
+        "LLM reply budget (tokens)",
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="The longest reply this server's own model may write, kept free in its window. At most half the "
+        "window. Empty = LLM_MAX_REPLY_TOKENS from the environment.",
+    )
+    llm_cache_hints = models.BooleanField(
+        "send prompt-cache hints",
+        default=False,
+        help_text="Marks the prompt's stable start with cache_control, for a provider of this server's own endpoint "
+        "that caches only where asked (e.g. Anthropic's OpenAI-compatible API). Others ignore it.",
+    )
     llm_input_price = models.DecimalField(
         "price per million input tokens",
         max_digits=10,

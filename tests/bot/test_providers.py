@@ -263,3 +263,26 @@ def test_the_default_endpoint_and_openais_host_take_max_completion_tokens(base_u
 )
 def test_openai_compatible_servers_take_max_tokens(base_url):
     assert reply_limit_parameter(base_url) == "max_tokens"
+
+
+async def test_bc13_04_cache_hints_mark_the_stable_start_only_when_the_endpoint_asks(llm_server, settings):
+    """Off by default: the request is unchanged. On (a server's own endpoint here; the platform's and an
+    approved one's through LLM_CACHE_HINTS / LLM_ENDPOINT_<NAME>_CACHE_HINTS): the item before the
+    history and the newest history entry carry ``cache_control``."""
+    items = [ContextItem(role="system", parts=[TextPart("You are Tomori.")]), *ITEMS[1:3]]
+    plain = provider_config(ServerSettings(llm_base_url=llm_server.base_url, llm_model="ok"))
+    await build_provider(plain, "Tomori").generate(items, stream=False)
+    assert llm_server.requests[-1]["messages"] == to_chat_messages(items)
+    assert "cache_control" not in json.dumps(llm_server.requests[-1])
+
+    hinted = provider_config(ServerSettings(llm_base_url=llm_server.base_url, llm_model="ok", llm_cache_hints=True))
+    await build_provider(hinted, "Tomori").generate(items, stream=False)
+    mark = {"type": "ephemeral"}
+    assert llm_server.requests[-1]["messages"] == [
+        {"role": "system", "content": [{"type": "text", "text": "You are Tomori.", "cache_control": mark}]},
+        {"role": "user", "content": "Ann: hi there"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Tomori: hello!", "cache_control": mark}]},
+    ]
+
+    settings.LLM_CACHE_HINTS = True
+    assert provider_config(None).cache_hints is True

@@ -123,10 +123,10 @@ def test_r05_r09_presence_block_layout() -> None:
     assert deps.members[BO].presence_status is None
     items = build(prepared([user_seed(A), user_seed(BO), bot_seed()]), deps)
     assert items.presence is not None
-    assert items.presence.text == (
+    assert items.presence.text == (  # in the stable order of H-22: the bot, then users by id
         f"[System: {PRESENCE_HEADER}\n\n"
+        f"Tomori (This is you!)\n{BOT_STATUS_LINE}\n\n"
         "Ally\n- Status: Online\n\n"
-        "Bob\n- Status: Offline or status unknown\n\n"
-        f"Tomori (This is you!)\n{BOT_STATUS_LINE}\n]"
+        "Bob\n- Status: Offline or status unknown\n]"
     )
     assert BOT_STATUS_LINE == "- Status: Online - present and replying here"

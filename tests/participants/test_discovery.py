@@ -348,6 +348,7 @@ def test_d16_candidate_ids_are_mentions_and_cached_members():
 
 @pytest.mark.django_db
 def test_d16_repository_read_selects_by_id_activity_or_saved_nickname_with_evidence():
+    """A saved nickname selects a user the server knows; one of another server only is never read."""
     from personas import models as m
 
     server = db_server()
@@ -365,6 +366,11 @@ def test_d16_repository_read_selects_by_id_activity_or_saved_nickname_with_evide
     nick = db_user(F, username="frank", user_nickname="@Frankie   Jr")
     accent = db_user("400000000000000044", username="em", user_nickname="ÉMILE")
     db_user("400000000000000045", username="blank", user_nickname="  ")
+    # Saved nicknames count among the users the server knows (issue 29): its members and authors.
+    m.ServerMember.objects.create(server=server, user_disc_id=F)
+    db_activity(server, accent, metric="reaction_added")
+    far = db_user("400000000000000046", username="far", user_nickname="Frankie")
+    db_activity(other, far)
     m.PersonalMemory.objects.create(user=by_id, persona_lineage_id=77, content="x")
     m.Reminder.objects.create(
         server=other,
@@ -408,6 +414,7 @@ def test_t61_d16_d17_d19_d24_saved_nickname_reference_via_repository(django_asse
     frank = db_user(F, username="frank_real", global_name="Frank", user_nickname="Frankie", timezone_offset=2)
     alice = db_user(A, username="alice01", global_name="Alice", user_nickname="Ally")
     db_activity(server, alice)
+    db_activity(server, frank, metric="reaction_added")  # an author seen in the server, not in the member cache
     directory = FakeMemberDirectory(
         cached={A: MemberInfo(A, username="alice01", global_name="Alice", display_name="Alice")},
         fetchable={F: MemberInfo(F, username="frank_real", global_name="Frank", display_name="Frank")},

@@ -52,10 +52,10 @@ def test_t51_r06_r07_d08_r05_fixture_world_profile_block():
     items = build(prep, world_deps())
     text = items.profile.text
     assert text.startswith("[System: " + PROFILE_HEADER + "\n\n")
-    assert headings(items)[:3] == [
+    assert headings(items)[:3] == [  # H-22: the bot first, then users by id, whoever spoke first
+        "Tomori (This is you!)",
         "Ally (Mention: @{alice_srv}; Aliases: @{Ally}, @{Alice}, @{alice01})",
         "Bob (Mention: @{Bob})",
-        "Tomori (This is you!)",
     ]
     assert text.endswith("\n]")
     assert "- Status:" not in text
@@ -96,7 +96,7 @@ def test_r08_non_mentionable_user_shows_no_mention_but_unique_aliases():
 
 def test_r07_bot_heading_has_no_suffix_on_impersonation():
     items = build(prepared([user_seed(A), bot_seed()]), world_deps(), impersonated=A)
-    assert headings(items)[-1] == "Tomori"
+    assert headings(items)[0] == "Tomori"  # H-22: the bot profile comes first
 
 
 # --- ..R-12 ----------------------------------------------------------------------

@@ -59,17 +59,17 @@ def test_t48_x01_x03_x02_x08_h17_conversation_users_projection():
         {"target_id": "persona:3", "display_label": "Ren", "aliases": ["Ren"], "mentionable": False},
     ]
     index = ParticipantTargetIndex.from_json(items.target_index)
-    assert [t.serialized_key for t in index.targets] == [
-        f"discord_user:{A}",
+    assert [t.serialized_key for t in index.targets] == [  # the stable profile order of H-22
         f"bot:{B}",
+        "persona:4",
+        f"discord_user:{A}",
         "matrix_user:@m:host",
         "webhook:9100",
-        "persona:4",
         "persona:3",
     ]
-    assert [t.target_id for t in index.targets] == [A, None, "@m:host", None, None, "persona:3"]
+    assert [t.target_id for t in index.targets] == [None, None, A, "@m:host", None, "persona:3"]
     assert all(t.in_participant_context for t in index.targets)
-    assert [can_ping(t) for t in index.targets] == [True, False, False, False, False, False]
+    assert [can_ping(t) for t in index.targets] == [False, False, True, False, False, False]
 
 
 def test_x01_index_leaves_out_input_only_aliases():

@@ -57,6 +57,11 @@ class Endpoint:
     base_url: str = ""  # empty: OpenAI's public API (bot.conversation.providers.openai_compat.DEFAULT_BASE_URL)
     api_key: str = field(default="", repr=False)  # empty: no Authorization header at all
     model: str = ""
+    # Tokens the model reads at once, and the reply cap kept free in them (bot.conversation.budget).
+    context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
+    max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
+    # Explicit prompt-cache hints on the stable blocks (bot.conversation.providers.base.cache_breakpoints).
+    cache_hints: bool = field(default_factory=lambda: settings.LLM_CACHE_HINTS)
 
     @property
     def source(self) -> str:
@@ -83,6 +88,8 @@ class ProviderConfig:
     # The server's model takes tool calls (ServerSettings.llm_supports_tools); off: it is sent none.
     tools: bool = True
     max_reply_tokens: int = field(default_factory=lambda: settings.LLM_MAX_REPLY_TOKENS)
+    context_window: int = field(default_factory=lambda: settings.LLM_CONTEXT_WINDOW)
+    cache_hints: bool = False
     # Asked in order when the endpoint above times out, cannot be reached, or answers 429 or a 5xx.
     fallbacks: tuple[Endpoint, ...] = ()
     # The answering persona's settings (the runner sets them per persona turn).
@@ -90,7 +97,15 @@ class ProviderConfig:
 
     @property
     def endpoints(self) -> tuple[Endpoint, ...]:
-        own = Endpoint(name=self.endpoint, base_url=self.base_url, api_key=self.api_key, model=self.model)
+        own = Endpoint(
+            name=self.endpoint,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            model=self.model,
+            context_window=self.context_window,
+            max_reply_tokens=self.max_reply_tokens,
+            cache_hints=self.cache_hints,
+        )
         return (own, *self.fallbacks)
 
 
@@ -107,7 +122,15 @@ def server_endpoint(server_settings: ServerSettings | None) -> Endpoint:
     if s is None:
         return platform_endpoint()
     if s.llm_base_url or s.llm_api_key:
-        return Endpoint(name="server", base_url=s.llm_base_url, api_key=s.llm_api_key, model=s.llm_model)
+        return Endpoint(
+            name="server",
+            base_url=s.llm_base_url,
+            api_key=s.llm_api_key,
+            model=s.llm_model,
+            context_window=s.llm_context_window or settings.LLM_CONTEXT_WINDOW,
+            max_reply_tokens=s.llm_max_reply_tokens or settings.LLM_MAX_REPLY_TOKENS,
+            cache_hints=s.llm_cache_hints,
+        )
     if s.llm_endpoint:
         approved = settings.LLM_APPROVED_ENDPOINTS.get(s.llm_endpoint)
         if approved is not None:
@@ -149,6 +172,9 @@ def provider_config(server_settings: ServerSettings | None) -> ProviderConfig:
         model=endpoint.model,
         timeout_s=settings.LLM_TIMEOUT_SECONDS,
         tools=server_settings.llm_supports_tools if server_settings else True,
+        max_reply_tokens=endpoint.max_reply_tokens,
+        context_window=endpoint.context_window,
+        cache_hints=endpoint.cache_hints,
         fallbacks=() if kind == "echo" else fallback_endpoints(server_settings, endpoint),
     )
 
@@ -169,9 +195,10 @@ def build_provider(config: ProviderConfig, persona_name: str, *, echo_pace_s: fl
                     api_key=endpoint.api_key,
                     model=endpoint.model,
                     timeout_s=config.timeout_s,
-                    max_reply_tokens=config.max_reply_tokens,
+                    max_reply_tokens=min(config.max_reply_tokens, endpoint.max_reply_tokens),
                     sampling=config.sampling,
                     attempts=attempts,
+                    cache_hints=endpoint.cache_hints,
                 ),
             )
             for endpoint in endpoints

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatcontext.storable import storable_json_text, storable_text
-from chatcontext.types import ContextItem, ImagePart
+from chatcontext.types import ContextItem, ContextItemTag, ImagePart
 
 ROLE_TO_OPENAI = {"system": "system", "user": "user", "model": "assistant"}
 
@@ -106,20 +106,39 @@ class Provider(Protocol):
         ``supports_tools`` is true."""
 
 
-def to_chat_messages(items: Sequence[ContextItem]) -> list[dict[str, Any]]:
+# BC13-04 hint: providers that cache only where asked (Anthropic's OpenAI-compatible API, some proxies) cache
+# the request up to each marked part; others ignore the field.
+CACHE_CONTROL = {"type": "ephemeral"}
+
+
+def cache_breakpoints(items: Sequence[ContextItem]) -> set[int]:
+    """Positions whose end is a stable prefix: the last item before the history (instructions, persona,
+    knowledge, profiles: held across a history step) and the newest history entry (what the next turn
+    repeats before its new messages and the volatile tail)."""
+    history = [i for i, item in enumerate(items) if item.metadata_tag == ContextItemTag.DIALOGUE_HISTORY]
+    if not history:
+        return set()
+    return {i for i in (history[0] - 1, history[-1]) if i >= 0}
+
+
+def to_chat_messages(items: Sequence[ContextItem], *, cache_hints: bool = False) -> list[dict[str, Any]]:
     """ContextItems → OpenAI chat messages: system→system, user→user, model→assistant.
 
     An item's text is its content; an item that carries image parts (``bot.conversation.media``
     adds them for a vision model) gets a list of content parts instead, its text then each image as
     an ``image_url`` part. Items without text or images are dropped because most OpenAI-compatible
-    servers reject empty turns.
+    servers reject empty turns. With ``cache_hints`` the items of ``cache_breakpoints`` get their
+    text as a part with ``cache_control``.
     """
+    marked = cache_breakpoints(items) if cache_hints else set()
     messages: list[dict[str, Any]] = []
-    for item in items:
+    for position, item in enumerate(items):
         text = item.text
         images = [p for p in item.parts if isinstance(p, ImagePart)]
-        if images:
+        if images or (position in marked and text.strip()):
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            if content and position in marked:
+                content[0]["cache_control"] = CACHE_CONTROL
             content += [{"type": "image_url", "image_url": {"url": image.uri}} for image in images]
             messages.append({"role": ROLE_TO_OPENAI[item.role], "content": content})
         elif text.strip():

@@ -194,11 +194,14 @@ class OpenAICompatProvider:
         max_reply_tokens: int,
         sampling: Sampling | None = None,
         attempts: int = ATTEMPTS,
+        cache_hints: bool = False,
     ) -> None:
         """``sampling``: the persona's settings, none by default (their reply cap at most ``max_reply_tokens``);
-        ``attempts``: 1 when a fallback endpoint follows, which is tried instead of a retry."""
+        ``attempts``: 1 when a fallback endpoint follows, which is tried instead of a retry;
+        ``cache_hints``: mark the stable start of the prompt for the provider's cache."""
         self.model_name = model
         self.sampling = (sampling or Sampling()).capped(max_reply_tokens)
+        self.cache_hints = cache_hints
         self.timeout_s = timeout_s
         self.attempts = attempts
         self._client_key: ClientKey = (base_url, api_key, timeout_s)
@@ -223,7 +226,7 @@ class OpenAICompatProvider:
         followups: Sequence[dict[str, Any]] = (),
         tool_choice: str = "auto",
     ) -> GenerationResult:
-        messages: list[dict[str, Any]] = [*to_chat_messages(items), *followups]
+        messages: list[dict[str, Any]] = [*to_chat_messages(items, cache_hints=self.cache_hints), *followups]
         offered = [tool.as_openai() for tool in tools]
         refused = False
         started = time.monotonic()

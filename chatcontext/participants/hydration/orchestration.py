@@ -1,6 +1,6 @@
 """The hydration run in its phase order (H-01..H-22): users read and named, memories and reminders
-read, the mention directory filled, then one profile per seed in seed order (public-only personas
-last) and the diagnostics."""
+read, the mention directory filled, then one profile per seed in the stable profile order of H-22
+(public-only personas last) and the diagnostics."""
 
 from __future__ import annotations
 
@@ -37,6 +37,18 @@ def build_conversation_corpus(history: Iterable[SimplifiedMessage], *, memory_ta
     return " ".join(m.content for m in history if m.content).lower()
 
 
+# H-22 [DEC]: the profile block sits early in the prompt, so its order must not change when the
+# history window slides (a provider's prefix cache keeps only an unchanged start of the request).
+# First appearance did change it; kind then Discord id (a snowflake never changes) does not.
+_KIND_ORDER = {"bot": 0, "persona": 1, "discord_user": 2, "matrix_user": 3, "webhook": 4}
+
+
+def stable_profile_order(seed: ParticipantSeed) -> tuple[int, int, str]:
+    """H-22: bot, personas, Discord users, Matrix users, webhooks; each by id (numeric ids by value)."""
+    key = seed.key
+    return (_KIND_ORDER.get(key.kind, len(_KIND_ORDER)), len(key.id) if key.id.isdigit() else 0, key.id)
+
+
 def _run(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> HydrationResult:
     user_seeds = [s for s in seeds if s.key.kind == "discord_user"]
     users = load_users(run, user_seeds)
@@ -58,7 +70,7 @@ def _run(run: HydrationRun, seeds: Sequence[ParticipantSeed]) -> HydrationResult
 
     profiles: list[HydratedParticipantProfile] = []
     has_bot = False
-    for seed in seeds:
+    for seed in sorted(seeds, key=stable_profile_order):
         kind = seed.key.kind
         if kind == "discord_user":
             found = users.get(seed.key)
