@@ -90,7 +90,7 @@ class Turn:
 
 def measure(records: Sequence[Any]) -> list[Turn]:
     """Figures of consecutive prompt records of one persona in one channel, oldest first."""
-    from chatcontext.tokens import count_text
+    from chatcontext.core.tokens import count_text
 
     turns: list[Turn] = []
     previous = b""

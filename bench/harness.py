@@ -62,7 +62,8 @@ from django.core.cache.backends.dummy import DummyCache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction  # noqa: E402
 
-from chatcontext.config import StageConfig  # noqa: E402
+from chatcontext.core.config import StageConfig  # noqa: E402
+from chatcontext.core.types import ChatTurn, ChatTurnContext, LockedTurn  # noqa: E402
 from chatcontext.participants.scope import ParticipantRequestScope  # noqa: E402
 from chatcontext.personalization import PersonalizationCache  # noqa: E402
 from chatcontext.pipeline import build_turn_context  # noqa: E402
@@ -76,7 +77,6 @@ from chatcontext.snapshot import (  # noqa: E402
     transcript_cache,
     validate_snapshot,
 )
-from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn  # noqa: E402
 
 # As `manage.py runbot` does before connecting: the start-up heap leaves the collector's full passes.
 gc.freeze()

@@ -42,7 +42,7 @@ from generate import Shape, generate_snapshot, with_responders
 from harness import JSONDict, SnapshotTurn, assemble, fresh_scope, load_turn, machine, rolled_back, scratch_database
 
 from chatcontext import pipeline, repository
-from chatcontext.participants.model import PreparedParticipantContext
+from chatcontext.core.participants.model import PreparedParticipantContext
 from chatcontext.participants.scope import request_scope_for
 from chatcontext.personalization import PersonalizationCache
 

@@ -380,7 +380,7 @@ def m_server(disc_id: str):  # type: ignore[no-untyped-def]
 
 
 def _history_step() -> int:
-    from chatcontext.config import StageConfig
+    from chatcontext.core.config import StageConfig
 
     return StageConfig.from_settings().history_window_step
 

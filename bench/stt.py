@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from chatcontext.voice.transcribe import WhisperTranscriber  # noqa: E402
+from chatcontext.voice.engine.transcribe import WhisperTranscriber  # noqa: E402
 
 CLIP_SECONDS = (5, 30)
 TEXT = (

@@ -54,7 +54,7 @@ def env_int(name: str, default: int, minimum: int | None = 0) -> int:
 
 
 def env_tunable(name: str, default: int) -> int:
-    """A pipeline tunable: any whole number, which chatcontext.config clamps as
+    """A pipeline tunable: any whole number, which chatcontext.core.config clamps as
     docs/behaviour/build-context.md §0.1 says (e.g. a timeout of 0 or less is the default)."""
     return env_int(name, default, minimum=None)
 
@@ -214,9 +214,9 @@ else:
     }
 # `replay_turn` and the inspector's replays load a turn snapshot's rows into this private in-memory
 # database (one per thread) and roll back, so a replay never touches, collides with or depends on
-# the live data (chatcontext/scratch.py). Queries reach it only inside `replay_database()`.
+# the live data (chatcontext/replay_database.py). Queries reach it only inside `replay_database()`.
 DATABASES["replay"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
-DATABASE_ROUTERS = ["chatcontext.scratch.ReplayRouter"]
+DATABASE_ROUTERS = ["chatcontext.replay_database.ReplayRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "").strip()
@@ -367,7 +367,7 @@ def approved_endpoints(names: str) -> dict[str, dict[str, Any]]:
 # The reply cap (`max_tokens`) of every request to a model, so no reply runs on without end.
 LLM_MAX_REPLY_TOKENS = env_int("LLM_MAX_REPLY_TOKENS", 1024, minimum=1)
 # The platform endpoint's context window in tokens: the prompt is cut to fit it with the reply cap
-# (chatcontext.budget). 8,192 is what small local models commonly run with; a hosted model's is larger.
+# (chatcontext.core.budget). 8,192 is what small local models commonly run with; a hosted model's is larger.
 MIN_CONTEXT_WINDOW = 1024
 LLM_CONTEXT_WINDOW = env_int("LLM_CONTEXT_WINDOW", 8192, minimum=MIN_CONTEXT_WINDOW)
 # Counted tokens are an estimate (tiktoken's cl100k, not the model's tokenizer): this share is added.
@@ -402,7 +402,7 @@ PUBLIC_BASE_URL_DEFAULT = "http://127.0.0.1:8000"
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", PUBLIC_BASE_URL_DEFAULT).rstrip("/")
 
 # Tunables of the context pipeline (data-model.md §3, build-context.md §0.1): the one place they are
-# read; chatcontext takes them from here (chatcontext.config.StageConfig, participants.sources),
+# read; chatcontext takes them from here (chatcontext.core.config.StageConfig, participants.sources),
 # which applies their lower bounds.
 TOMORI = {
     "EMOJI_STICKER_CACHE_TTL_MINUTES": env_int("EMOJI_STICKER_CACHE_TTL_MINUTES", 10),

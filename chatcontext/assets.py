@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 
 from chatcontext import repository
-from chatcontext.config import StageConfig
-from chatcontext.types import EmojiRow, PersonaInfo, ServerConfig, StickerRow
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import EmojiRow, PersonaInfo, ServerConfig, StickerRow
 
 logger = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ from typing import Protocol
 
 from django.db import transaction
 
+from chatcontext.core.transcripts import TranscriptCache
+from chatcontext.core.transport import ChatTransport
+from chatcontext.core.types import ChatTurn, ChatTurnContext, JSONDict
 from chatcontext.personalization import PersonalizationCache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot.capture import RecordingTransport, capture_snapshot
-from chatcontext.transcripts import TranscriptCache
-from chatcontext.transport import ChatTransport
-from chatcontext.types import ChatTurn, ChatTurnContext, JSONDict
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ on the number of messages.
 
 Privacy is enforced here: a privacy-FULL author's messages are skipped before anything else looks
 at them, and a blocked author's run becomes one notice (BC2-10). Neither reaches
-`simplified_messages` in any form (see the hardening notes in `chatcontext.simplify`).
+`simplified_messages` in any form (see the hardening notes in `chatcontext.core.simplify`).
 """
 
 from __future__ import annotations
@@ -19,22 +19,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from chatcontext import repository
-from chatcontext.config import StageConfig
-from chatcontext.frames import system_frame
-from chatcontext.idmap import MessageIdMap
-from chatcontext.merge import HistoryMerger
-from chatcontext.notices import marker_kind
-from chatcontext.participants.model import typed_persona_id
-from chatcontext.personalization import UserReadSource
-from chatcontext.simplify import SimplifyContext, Visibility, simplify_message
-from chatcontext.simplify.authors import is_tomori_authored
-from chatcontext.simplify.base import DEBUG_PREFIX
-from chatcontext.simplify.forwards import is_forward, resolve_forward_chain, snapshot_is_empty
-from chatcontext.simplify.reactions import shown_reactions
-from chatcontext.simplify.reply import reply_target_id
-from chatcontext.transcripts import TranscriptCache
-from chatcontext.transport import ChatTransport, TransportError
-from chatcontext.types import (
+from chatcontext.core.config import StageConfig
+from chatcontext.core.frames import system_frame
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.merge import HistoryMerger
+from chatcontext.core.notices import marker_kind
+from chatcontext.core.participants.model import typed_persona_id
+from chatcontext.core.simplify import SimplifyContext, Visibility, simplify_message
+from chatcontext.core.simplify.authors import is_tomori_authored
+from chatcontext.core.simplify.base import DEBUG_PREFIX
+from chatcontext.core.simplify.forwards import is_forward, resolve_forward_chain, snapshot_is_empty
+from chatcontext.core.simplify.reactions import shown_reactions
+from chatcontext.core.simplify.reply import reply_target_id
+from chatcontext.core.transcripts import TranscriptCache
+from chatcontext.core.transport import ChatTransport, TransportError
+from chatcontext.core.types import (
     Author,
     BlockRow,
     ChatTurn,
@@ -45,7 +44,8 @@ from chatcontext.types import (
     SimplifiedMessage,
     UserRow,
 )
-from chatcontext.voice.prehydrate import Transcriber, prehydrate_transcripts, voice_chat_mode
+from chatcontext.core.voice_prehydration import Transcriber, prehydrate_transcripts, voice_chat_mode
+from chatcontext.personalization import UserReadSource
 
 logger = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from chatcontext import repository
+from chatcontext.core.types import UserRow
 from chatcontext.repository import PersonalizationVersions, UserReads
-from chatcontext.types import UserRow
 
 
 @dataclass

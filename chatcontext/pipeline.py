@@ -27,36 +27,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from chatcontext import repository
-from chatcontext import short_term_memory as stm
 from chatcontext.assets import PersonaAssets, load_persona_assets
-from chatcontext.builder import BuilderInputs, BuilderOutput, MediaConfig, attach_persona_catalog, build_context
-from chatcontext.config import StageConfig
-from chatcontext.directives import TailContext, apply_tail_directives
-from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
-from chatcontext.idmap import MessageIdMap
-from chatcontext.impersonation import ImpersonationIdentity, resolve_impersonation
-from chatcontext.lorebook import scan_lorebook
-from chatcontext.participants.candidates import CandidateQuery, CandidateRow, load_candidate_rows
-from chatcontext.participants.discovery import member_directory_for
-from chatcontext.participants.hydration import (
-    ParticipantTurn,
-    RequestSnapshot,
-    TurnUserReads,
-    build_conversation_corpus,
-)
-from chatcontext.participants.items import ParticipantItems, build_participant_context_items
-from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
-from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
-from chatcontext.participants.model import ActivePersonaScope, PreparationInput, PreparedParticipantContext
-from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
-from chatcontext.participants.prepare import prepare_participant_context
-from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
-from chatcontext.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
-from chatcontext.personalization import PersonalizationCache, UserReadSource
-from chatcontext.regeneration import start_fast_regeneration
-from chatcontext.reminders import build_forced_mentions, build_reminder_entry, reminder_applies
-from chatcontext.stage_settings import stage_config
-from chatcontext.streaming import (
+from chatcontext.core import short_term_memory as stm
+from chatcontext.core.builder import BuilderInputs, BuilderOutput, MediaConfig, attach_persona_catalog, build_context
+from chatcontext.core.config import StageConfig
+from chatcontext.core.directives import TailContext, apply_tail_directives
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.impersonation import ImpersonationIdentity, resolve_impersonation
+from chatcontext.core.lorebook import scan_lorebook
+from chatcontext.core.participants.mentions import MentionDirectory, convert_mentions, extend_directory
+from chatcontext.core.participants.model import ActivePersonaScope, PreparationInput, PreparedParticipantContext
+from chatcontext.core.participants.naming import history_persona_mention_labels, history_user_labels
+from chatcontext.core.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
+from chatcontext.core.regeneration import start_fast_regeneration
+from chatcontext.core.reminder_injection import build_forced_mentions, build_reminder_entry, reminder_applies
+from chatcontext.core.streaming_context import (
     DeliberateToolConfig,
     EffectivePersona,
     ToolIntentTexts,
@@ -65,9 +50,9 @@ from chatcontext.streaming import (
     gate_deliberate_tools,
     init_streaming_context,
 )
-from chatcontext.transcripts import TranscriptCache
-from chatcontext.transport import ChatTransport, TransportError
-from chatcontext.types import (
+from chatcontext.core.transcripts import TranscriptCache
+from chatcontext.core.transport import ChatTransport, TransportError
+from chatcontext.core.types import (
     ChatTurn,
     ChatTurnContext,
     ContextItem,
@@ -79,7 +64,22 @@ from chatcontext.types import (
     StreamingContext,
     UserRow,
 )
-from chatcontext.voice.prehydrate import Transcriber
+from chatcontext.core.voice_prehydration import Transcriber
+from chatcontext.history import HistoryResult, build_history, normalize_fetch_limit
+from chatcontext.participants.candidates import CandidateQuery, CandidateRow, load_candidate_rows
+from chatcontext.participants.discovery import member_directory_for
+from chatcontext.participants.hydration import (
+    ParticipantTurn,
+    RequestSnapshot,
+    TurnUserReads,
+    build_conversation_corpus,
+)
+from chatcontext.participants.items import ParticipantItems, build_participant_context_items
+from chatcontext.participants.loaders import DatabaseHydrationDeps, HydrationDeps
+from chatcontext.participants.prepare import prepare_participant_context
+from chatcontext.participants.scope import ParticipantRequestScope, request_scope_for
+from chatcontext.personalization import PersonalizationCache, UserReadSource
+from chatcontext.stage_settings import stage_config
 
 ScopeRegistry = Callable[[LockedTurn], ParticipantRequestScope]
 Clock = Callable[[], float]

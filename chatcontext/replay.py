@@ -1,20 +1,20 @@
 """Replaying a turn snapshot (turn-snapshot.md §3): ``replay_turn``, the inspector and the
 playground assemble a snapshot's turn with ``replay_snapshot`` on the scratch database of
-``chatcontext.scratch``. Only the ``--record`` prompt record is written, afterwards, to the live
+``chatcontext.replay_database``. Only the ``--record`` prompt record is written, afterwards, to the live
 database (``chatcontext.records.store``).
 """
 
 from __future__ import annotations
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
+from chatcontext.core.voice_prehydration import Transcriber
 from chatcontext.pipeline import build_turn_context
-from chatcontext.scratch import replay_database
+from chatcontext.replay_database import replay_database
 from chatcontext.snapshot import (
     load_snapshot_rows,
     snapshot_turn,
 )
-from chatcontext.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
-from chatcontext.voice.prehydrate import Transcriber
 
 
 def local_file_transcriber(attachment: Attachment, message: DiscordMessage) -> str | None:
@@ -22,8 +22,8 @@ def local_file_transcriber(attachment: Attachment, message: DiscordMessage) -> s
     speech-to-text path when its url is a local `file://` path, and gets none otherwise."""
     if not attachment.url.startswith("file://"):
         return None
-    from chatcontext.voice.fetch import fetch_audio
-    from chatcontext.voice.transcribe import default_transcriber
+    from chatcontext.voice.engine.fetch import fetch_audio
+    from chatcontext.voice.engine.transcribe import default_transcriber
 
     return default_transcriber().transcribe(fetch_audio(attachment.url)).text
 

@@ -3,7 +3,7 @@
 These loaders and the participant loaders are the only place the stage touches the database. The
 per-turn reads are plain SQL through ``chatcontext.sql`` (the ORM's query building cost more than the
 queries, issue 9); the per-server ones (``load_server``, ``load_personas``) keep the ORM. Each returns
-value objects from ``chatcontext.types`` so the pure middle never sees a model instance.
+value objects from ``chatcontext.core.types`` so the pure middle never sees a model instance.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import connections, router
 
 from chatcontext import sql
-from chatcontext.participants.naming import NamingPreference
-from chatcontext.preset import Preset
-from chatcontext.types import (
+from chatcontext.core.participants.naming import NamingPreference
+from chatcontext.core.preset import Preset
+from chatcontext.core.types import (
     BlockRow,
     EmojiRow,
     LoreEntryInfo,
@@ -32,7 +32,7 @@ from chatcontext.types import (
     UserRow,
 )
 from personas import models as m
-from personas.sampling import Sampling
+from personas.values.sampling import Sampling
 
 T = TypeVar("T")
 

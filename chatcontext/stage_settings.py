@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
 
 
 def stage_config() -> StageConfig:

@@ -37,8 +37,8 @@ from personas.models import (
     ServerMember,
     UserPersonaNamingPreference,
 )
-from personas.placeholders import fill_placeholders
 from personas.times import iso
+from personas.values.placeholders import fill_placeholders
 
 FORMAT = "tomori-user-export/1"
 RECORD_LIMIT = 20

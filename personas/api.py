@@ -48,7 +48,7 @@ from personas.models import (
     Server,
 )
 from personas.models.moderation import BLACKLIST_REASON_CHARS
-from personas.placeholders import fill_placeholders
+from personas.values.placeholders import fill_placeholders
 
 router = Router(tags=["servers"])
 

@@ -3,7 +3,7 @@
 Memories are stored as templates so a renamed user or persona stays named right in the prompt; the
 admin's lists, titles and history, the export and the API show them with the names instead (the edit
 form keeps the template, where it is changed). The placeholders are filled by the grammar the prompt's
-mention pass is built from (``personas.placeholders``). The user is named by their Discord name,
+mention pass is built from (``personas.values.placeholders``). The user is named by their Discord name,
 never a saved nickname: a privacy-FULL user's chosen name must not reach a moderator's page.
 """
 
@@ -16,7 +16,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from personas.models import GLOBAL_LINEAGE_ID, DiscordUser, Persona, PersonalMemory
-from personas.placeholders import fill_placeholders
+from personas.values.placeholders import fill_placeholders
 
 # {bot} of a global memory: every persona reads it, each with its own name.
 ANY_PERSONA = "the persona"

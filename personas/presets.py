@@ -5,8 +5,8 @@ whole of it or raises ``PresetError`` with one line naming the key. What it keep
 
 - the prompt nodes in the preset's order (``prompt_order``: the global list, character id 100001,
   as SillyTavern uses it; else 100000; else the first; without one, the ``prompts`` as listed), each
-  ``{"identifier", "marker", "content", "role", "enabled"}`` for ``chatcontext.preset``;
-- the sampling settings it carries (``personas.sampling``);
+  ``{"identifier", "marker", "content", "role", "enabled"}`` for ``chatcontext.core.preset``;
+- the sampling settings it carries (``personas.values.sampling``);
 - the file itself (``source``), unknown keys included, minus the keys SillyTavern keeps credentials
   in, so nothing secret is stored or shown.
 
@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from personas.sampling import Sampling, SamplingError
+from personas.values.sampling import Sampling, SamplingError
 
 MAX_PRESET_BYTES = 2 * 1024 * 1024
 MAX_PROMPTS = 500
 MAX_IDENTIFIER_CHARS = 200
 MAX_CONTENT_CHARS = 100_000
-# SillyTavern's markers: slots its prompt builder fills (chatcontext.preset maps those it has).
+# SillyTavern's markers: slots its prompt builder fills (chatcontext.core.preset maps those it has).
 MARKERS = frozenset(
     {
         "main",

@@ -1,4 +1,4 @@
-"""Periodic Celery tasks of the personas app; the logic lives in reminders_service (retention and
+"""Periodic Celery tasks of the personas app; the logic lives in reminder_firing (retention and
 forget-me, which reach prompt records too, are ``community.tasks``).
 
 Schedules are rows of ``django_celery_beat`` (created by migration 0004, editable in the admin).
@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 from celery import shared_task
 
-from personas import reminders_service
+from personas import reminder_firing
 
 
 @shared_task(name="personas.tasks.fire_due_reminders", ignore_result=True, time_limit=300)
@@ -21,5 +21,5 @@ def fire_due_reminders() -> dict[str, int]:
     No soft time limit: interrupting a hand-over half-way only delays it until its lease ends;
     overlapping ticks are safe because every row is claimed by exactly one of them.
     """
-    report = reminders_service.fire_due_reminders(reminders_service.ChannelLayerDispatcher())
+    report = reminder_firing.fire_due_reminders(reminder_firing.ChannelLayerDispatcher())
     return asdict(report)

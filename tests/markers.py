@@ -2,6 +2,6 @@
 
 import pytest
 
-# The live database and the replay's private scratch database (chatcontext.scratch): tests that store
+# The live database and the replay's private scratch database (chatcontext.replay_database): tests that store
 # a turn and replay it touch both.
 BOTH = pytest.mark.django_db(databases=["default", "replay"])

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatcontext.core.serialize import turn_output
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 
 from bot.conversation.db import Db
 from bot.conversation.state import AuthorState, ServerState, load_author_state
-from chatcontext.participants.triggers import compile_trigger, triggered_personas
-from chatcontext.types import DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
+from chatcontext.core.participants.triggers import compile_trigger, triggered_personas
+from chatcontext.core.types import DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
 
 # Message types a person can type; joins, pins, boosts and the like never trigger.
 TRIGGERABLE_TYPES = frozenset({"default", "reply"})

@@ -18,8 +18,8 @@ from typing import Any
 from django.conf import settings
 
 from bot.conversation.providers import ProviderConfig, ToolSpec
-from chatcontext.budget import ContextBudget, count_reserved, fit_to_budget
-from chatcontext.types import ChatTurnContext
+from chatcontext.core.budget import ContextBudget, count_reserved, fit_to_budget
+from chatcontext.core.types import ChatTurnContext
 
 # Weight of the newest observation in the running ratio.
 SMOOTHING = 0.3

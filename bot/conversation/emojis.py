@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from chatcontext.types import EmojiRow
+from chatcontext.core.types import EmojiRow
 
 # Not inside markup already written (``<:name:id>``, ``<a:name:id>``) and not a digit run (``12:30:45``).
 _SHORTCODE = re.compile(r"(?<![<\w]):(\w{2,32}):(?!\d)")

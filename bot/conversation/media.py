@@ -31,7 +31,7 @@ import aiohttp
 from django.conf import settings
 
 from bot.conversation.image_bytes import ImageRefused, opened_image
-from chatcontext.types import ContextItem, ImagePart, MediaDescriptor
+from chatcontext.core.types import ContextItem, ImagePart, MediaDescriptor
 from personas.models import ServerSettings
 
 logger = logging.getLogger(__name__)

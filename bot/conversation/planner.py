@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from chatcontext.types import LockedTurn
+from chatcontext.core.types import LockedTurn
 
 logger = logging.getLogger(__name__)
 

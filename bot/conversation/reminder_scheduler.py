@@ -6,7 +6,7 @@ and takes only the occurrences of its own channels. Without Redis there is no be
 is in memory, per process, so each process runs a ``ReminderScheduler``: every few seconds it
 claims the due reminders of the channels it posts in (``scope``) and sends them over its own
 layer to its own listener. The claim, accept and acknowledge steps are those of the beat
-(``personas.reminders_service``), so an occurrence is still posted once.
+(``personas.reminder_firing``), so an occurrence is still posted once.
 
 Which process claims what: the web process (``manage.py serve``) the playground channels'
 reminders (``bot.playground.reminder_scope``), the bot process (``manage.py runbot``) every other
@@ -32,7 +32,7 @@ from channels.layers import get_channel_layer
 from django.db.models import Q
 from django.utils import timezone
 
-from personas.reminders_service import (
+from personas.reminder_firing import (
     REMINDER_MESSAGE_TYPE,
     REMINDERS_GROUP,
     ChannelLayerDispatcher,

@@ -66,13 +66,10 @@ from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
 from bot.conversation.window_memory import WINDOWS
 from chatcontext.captured import CapturedTurn, TurnTransport, build_captured_turn
-from chatcontext.personalization import process_cache
-from chatcontext.records.commands import TurnCommand
-from chatcontext.records.store import Generation, ToolWrites, TurnRecord, record_turn
-from chatcontext.regeneration import REGENERATE
-from chatcontext.transcripts import TranscriptCache
-from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import (
+from chatcontext.core.regeneration import REGENERATE
+from chatcontext.core.transcripts import TranscriptCache
+from chatcontext.core.triggerer import triggerer_naming
+from chatcontext.core.types import (
     Author,
     ChatIncoming,
     ChatTurn,
@@ -85,6 +82,9 @@ from chatcontext.types import (
     ReplyNoticeState,
     ShortTermNote,
 )
+from chatcontext.personalization import process_cache
+from chatcontext.records.commands import TurnCommand
+from chatcontext.records.store import Generation, ToolWrites, TurnRecord, record_turn
 from personas import metrics
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class Outlet(Protocol[R_co]):
         """React to a message of the channel as the bot; raises ``DeliveryRefused``."""
 
     async def offer_regeneration(self, ctx: ChatTurnContext, record_id: int) -> None:
-        """After the reply of a turn that offers fast regeneration (``chatcontext.regeneration``) was
+        """After the reply of a turn that offers fast regeneration (``chatcontext.core.regeneration``) was
         delivered and recorded as ``record_id``: record the messages it was posted as (BC9-06) and
         show the Regenerate action on it; raises ``DeliveryRefused``."""
 
@@ -207,7 +207,7 @@ def build_chat_turn(
     job: TurnJob[R], persona: PersonaInfo, index: int, *, now_ms: int, short_term_memory: ShortTermNote | None = None
 ) -> ChatTurn:
     """The ``ChatTurn`` of the ``index``-th persona of the job, with its note of the channel. Every
-    surface offers Regenerate on a reply (``chatcontext.regeneration`` decides for which turns)."""
+    surface offers Regenerate on a reply (``chatcontext.core.regeneration`` decides for which turns)."""
     outlet, server = job.outlet, job.server
     trigger = job.locked_turn.incoming.message
     user_row = job.author.user_row if job.author else None

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from bot.conversation.media import ImagePolicy
 from bot.conversation.providers import ProviderConfig, provider_config
 from chatcontext import repository
-from chatcontext.simplify.media import is_audio_attachment
+from chatcontext.core.simplify.media import is_audio_attachment
+from chatcontext.core.types import Attachment, Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
 from chatcontext.stage_settings import stage_config
-from chatcontext.types import Attachment, Author, DiscordMessage, PersonaInfo, ServerConfig, UserRow
 from chatcontext.voice.tasks import enqueue_transcription
 from personas import actions
 from personas import models as m

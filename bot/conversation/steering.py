@@ -28,11 +28,11 @@ from bot.conversation.runner import TurnJob, TurnRunner, build_chat_turn
 from bot.conversation.tools.base import history_authors
 from bot.conversation.tools.notices import Notice, notice
 from chatcontext.captured import CapturedTurn, build_captured_turn
+from chatcontext.core.types import ChatTurnContext, ContextItem, ContextItemTag, JSONDict, TextPart
 from chatcontext.history import normalize_fetch_limit
 from chatcontext.models import PromptRecord
 from chatcontext.personalization import process_cache
 from chatcontext.records.store import Generation, TurnRecord, record_turn
-from chatcontext.types import ChatTurnContext, ContextItem, ContextItemTag, JSONDict, TextPart
 from personas import actions
 from personas import models as m
 from personas.provenance import Provenance

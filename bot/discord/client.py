@@ -28,8 +28,8 @@ from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
-from bot.discord.streaming import Pacing
-from chatcontext.transcripts import TranscriptCache
+from bot.discord.reply_stream import Pacing
+from chatcontext.core.transcripts import TranscriptCache
 from chatcontext.voice.cache import shared_cache
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from bot.conversation.state import AuthorState, read_author_state
 from bot.discord.reminder_turns import latest_message, synthetic_trigger
 from bot.discord.transport import to_discord_message
 from bot.discord.turns import as_member
-from chatcontext.types import DiscordMessage, MemberInfo
+from chatcontext.core.types import DiscordMessage, MemberInfo
 
 
 @dataclass(frozen=True)

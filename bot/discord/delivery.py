@@ -18,7 +18,7 @@ import discord
 
 from bot.conversation.texts import ERROR_MESSAGES, localized
 from bot.conversation.tools.notices import NOTICE_COLOR, Notice
-from chatcontext.types import PersonaInfo, ReplyNoticeState
+from chatcontext.core.types import PersonaInfo, ReplyNoticeState
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class Delivery:
 
 class Speaker(Protocol):
     """Where a persona's pieces go, as posts that can later be edited or deleted (streaming,
-    ``bot.discord.streaming``); discord.py applies the rate limits of each call."""
+    ``bot.discord.reply_stream``); discord.py applies the rate limits of each call."""
 
     via_webhook: bool
 

@@ -3,13 +3,13 @@
 A reminder occurrence runs the same turn as a message: the channel's planner lock, then
 ``bot.conversation.runner.TurnRunner`` (build the context, generate, deliver as the persona — the
 channel webhook for alters —, write the prompt record with its snapshot), with the incoming and
-reply rules of ``bot.conversation.reminders``. What is Discord's:
+reply rules of ``bot.conversation.reminder_turn_rules``. What is Discord's:
 
 - **Trigger.** The channel's newest message, read through the channel; when the channel has no
   history the bot can read, a synthetic bot-authored message in that channel. The trigger only
   anchors the turn (history window, triggerer): nobody is replied to and nobody is registered.
 - **Outlet.** The reply is posted in the channel. Once Discord took the post, the occurrence is
-  confirmed (``bot.conversation.reminders.confirm_posted``: fired, or rescheduled); when Discord
+  confirmed (``bot.conversation.reminder_turn_rules.confirm_posted``: fired, or rescheduled); when Discord
   refuses it the failure goes back to the dispatcher (``report_failure``: channel gone → failed,
   else retried). A process that stops in between confirms nothing, and the occurrence comes back
   when its lease ends.
@@ -24,14 +24,20 @@ from datetime import UTC, datetime
 import discord
 from channels.db import database_sync_to_async
 
-from bot.conversation.reminders import confirm_posted, ensure_ping, fallback_text, reminder_incoming, report_failure
+from bot.conversation.reminder_turn_rules import (
+    confirm_posted,
+    ensure_ping,
+    fallback_text,
+    reminder_incoming,
+    report_failure,
+)
 from bot.conversation.runner import TurnJob
 from bot.conversation.state import read_author_state
 from bot.discord.delivery import Delivery, WebhookRegistry, send_as_persona
 from bot.discord.transport import to_author, to_discord_message
 from bot.discord.turns import DiscordOutlet, as_member, guild_server_state, refused
-from chatcontext.types import DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
-from personas.reminders_service import DueReminder, ReminderKind
+from chatcontext.core.types import DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
+from personas.reminder_firing import DueReminder, ReminderKind
 
 logger = logging.getLogger(__name__)
 

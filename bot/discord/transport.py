@@ -1,4 +1,4 @@
-"""``ChatTransport`` over a live discord.py channel, and discord.py → ``chatcontext.types`` conversion.
+"""``ChatTransport`` over a live discord.py channel, and discord.py → ``chatcontext.core.types`` conversion.
 
 The pipeline is synchronous and runs in a worker thread (``sync_to_async(..., thread_sensitive=True)``).
 Methods that need Discord I/O bridge back to the bot's event loop with ``async_to_sync`` — asgiref's
@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import discord
 from asgiref.sync import async_to_sync
 
-from chatcontext.transport import TransportError
-from chatcontext.types import (
+from chatcontext.core.transport import TransportError
+from chatcontext.core.types import (
     Activity,
     Attachment,
     Author,

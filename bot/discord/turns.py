@@ -32,10 +32,10 @@ from bot.discord.delivery import (
     send_notices,
 )
 from bot.discord.regenerate_button import show_regenerate
-from bot.discord.streaming import LiveReply, Pacing
+from bot.discord.reply_stream import LiveReply, Pacing
 from bot.discord.transport import DiscordTransport, to_author, to_member_info
-from chatcontext.regeneration import record_turn_output_message
-from chatcontext.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
+from chatcontext.core.regeneration import record_turn_output_message
+from chatcontext.core.types import Author, ChatTurnContext, DiscordMessage, MemberInfo, PersonaInfo, ReplyNoticeState
 
 DM_CHANNEL_NAME = "direct-message"
 DM_SERVER_NAME = "Direct messages"
@@ -125,7 +125,7 @@ class DiscordOutlet:
 @dataclass(frozen=True)
 class ReplyToTrigger(DiscordOutlet):
     """A message turn answers its trigger (native reply, or the alter's webhook), streamed while it is
-    written (``bot.discord.streaming``) unless the server turned streaming off."""
+    written (``bot.discord.reply_stream``) unless the server turned streaming off."""
 
     anchor: discord.Message
     pacing: Pacing = field(default_factory=Pacing)

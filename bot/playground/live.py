@@ -24,8 +24,8 @@ from bot.conversation.db import in_callers_transaction
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.notes import message_notes
 from bot.playground.transport import PlaygroundTransport
+from chatcontext.core.types import Author, DiscordMessage, JSONDict
 from chatcontext.models import VoiceTranscript
-from chatcontext.types import Author, DiscordMessage, JSONDict
 from infrastructure.best_effort import send_to_group
 
 EVENT_TYPE = "playground.event"

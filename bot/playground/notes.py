@@ -5,7 +5,7 @@ the note is there again after a reload, and worded here once for every page that
 from __future__ import annotations
 
 from bot.conversation.admission import Skip
-from chatcontext.voice.transcribe import FailureReason
+from chatcontext.voice.engine.transcribe import FailureReason
 
 QUEUE_FULL = "queue_full"
 # The process running the message's turn stopped before the turn ended (``store.note_interrupted_turns``).

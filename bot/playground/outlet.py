@@ -23,9 +23,9 @@ from bot.conversation.tools.notices import Notice
 from bot.playground import live, store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.transport import PlaygroundTransport
+from chatcontext.core.regeneration import record_turn_output_message
+from chatcontext.core.types import Author, ChatTurnContext, PersonaInfo, ReplyNoticeState
 from chatcontext.models import PromptRecord
-from chatcontext.regeneration import record_turn_output_message
-from chatcontext.types import Author, ChatTurnContext, PersonaInfo, ReplyNoticeState
 
 
 @dataclass

@@ -24,10 +24,10 @@ from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.service import PLANNER, PlaygroundJob, PlaygroundTurn, playground_bot, read_trigger, server_state
 from bot.playground.store import PlaygroundError
+from chatcontext.core.regeneration import channel_recorder
+from chatcontext.core.types import PersonaInfo, ReplyNoticeState
 from chatcontext.models import PromptRecord
 from chatcontext.records.commands import TurnCommand
-from chatcontext.regeneration import channel_recorder
-from chatcontext.types import PersonaInfo, ReplyNoticeState
 
 NOT_A_REPLY = "Only a persona's reply to a message can be regenerated."
 NOT_LATEST = "Only the latest reply in this channel can be regenerated."

@@ -1,5 +1,5 @@
 """Which reminders are the playground's: those of its channels, which the web process posts
-(``bot.playground.reminders``); the bot process takes every other one and leaves these alone
+(``bot.playground.reminder_listener``); the bot process takes every other one and leaves these alone
 (``bot.discord.exts.reminders``)."""
 
 from __future__ import annotations

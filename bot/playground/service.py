@@ -43,10 +43,10 @@ from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.notes import NO_WORKER, PRIVACY_FULL_AUDIO, QUEUE_FULL
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
+from chatcontext.core.simplify.media import is_audio_attachment
+from chatcontext.core.transcripts import TranscriptCache
+from chatcontext.core.types import Author, DiscordMessage, LockedTurn, MemberInfo
 from chatcontext.models import PromptRecord
-from chatcontext.simplify.media import is_audio_attachment
-from chatcontext.transcripts import TranscriptCache
-from chatcontext.types import Author, DiscordMessage, LockedTurn, MemberInfo
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.tasks import TranscriptionOutcome, transcribe_voice_attachment
 from personas import models as m

@@ -22,7 +22,7 @@ from bot.playground.command_call import CommandAnswer, CommandCall, Handler
 from bot.playground.models import PlaygroundChannel
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.transport import PlaygroundTransport
-from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn, MemberInfo
+from chatcontext.core.types import Author, ChatIncoming, DiscordMessage, LockedTurn, MemberInfo
 from personas import models as m
 
 Kind = steering.Kind

@@ -22,8 +22,8 @@ from django.utils.text import get_valid_filename
 from bot.conversation.image_bytes import ImageRefused, inspect_image
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes
 from bot.playground.notes import SERVER_RESTARTED
-from chatcontext.storable import storable_text
-from chatcontext.types import Attachment, Author, PersonaInfo
+from chatcontext.core.storable import storable_text
+from chatcontext.core.types import Attachment, Author, PersonaInfo
 from personas import models as m
 
 UPLOAD_DIR_NAME = "playground-uploads"

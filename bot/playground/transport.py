@@ -19,10 +19,9 @@ from dataclasses import replace
 
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.store import as_attachment
-from chatcontext.memory_transport import member_as_author
-from chatcontext.snapshot import parse_member
-from chatcontext.transport import TransportError
-from chatcontext.types import (
+from chatcontext.core.memory_transport import member_as_author
+from chatcontext.core.transport import TransportError
+from chatcontext.core.types import (
     Author,
     DiscordMessage,
     Embed,
@@ -31,6 +30,7 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
+from chatcontext.snapshot import parse_member
 from personas import models as m
 
 _USER_MENTION = re.compile(r"<@!?(\d+)>")

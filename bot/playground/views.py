@@ -33,13 +33,13 @@ from bot.playground.service import (
     post_playground_message,
     server_state,
 )
+from chatcontext.core.storable import storable_text
+from chatcontext.core.types import Author
 from chatcontext.models import PromptRecord
 from chatcontext.records import inspector
 from chatcontext.records.admin import record_links
 from chatcontext.records.tool_calls import tool_calls_view
 from chatcontext.repository import load_personas
-from chatcontext.storable import storable_text
-from chatcontext.types import Author
 from personas import models as m
 from personas.access import Principal, principal_for_user
 
@@ -55,7 +55,7 @@ class BadRequest(Exception):
 
 
 def _form(request: HttpRequest, name: str) -> str:
-    """A form field as storable text: a NUL (`%00`) would fail PostgreSQL's write (chatcontext.storable)."""
+    """A form field as storable text: a NUL (`%00`) would fail PostgreSQL's write (chatcontext.core.storable)."""
     return storable_text(request.POST.get(name, ""))
 
 

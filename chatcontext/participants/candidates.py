@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chatcontext import sql
-from chatcontext.participants.model import normalize_alias
+from chatcontext.core.participants.model import normalize_alias
+from chatcontext.core.types import PrivacyLevel, UserRow
 from chatcontext.repository import USER_ROW_COLUMNS, ms_to_datetime, user_row_from_values
-from chatcontext.types import PrivacyLevel, UserRow
 from personas import models as m
 
 ACTIVITY_METRICS = ("message_sent", "command_used")

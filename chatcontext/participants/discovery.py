@@ -14,9 +14,8 @@ from typing import Protocol
 
 import regex
 
-from chatcontext.participants.aliases import UserNames, collision_index, persona_aliases, user_aliases
-from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, is_eligible
-from chatcontext.participants.model import (
+from chatcontext.core.participants.aliases import UserNames, collision_index, persona_aliases, user_aliases
+from chatcontext.core.participants.model import (
     REJECTION_REASONS,
     ParticipantAlias,
     ParticipantDiscoveryPlan,
@@ -24,10 +23,11 @@ from chatcontext.participants.model import (
     PreparationInput,
     PublicPersonaProfile,
 )
+from chatcontext.core.participants.triggers import WORD_CLASS, persona_triggered
+from chatcontext.core.transport import ChatTransport
+from chatcontext.core.types import MemberInfo, PersonaInfo, SimplifiedMessage, UserRow
+from chatcontext.participants.candidates import CandidateQuery, CandidateRow, CandidateSource, is_eligible
 from chatcontext.participants.sources import ParticipantCandidate, build_plan, synthetic_persona_ids
-from chatcontext.participants.triggers import WORD_CLASS, persona_triggered
-from chatcontext.transport import ChatTransport
-from chatcontext.types import MemberInfo, PersonaInfo, SimplifiedMessage, UserRow
 
 BLOCK_NOTICE_PREFIX = "synthetic-user-block-"
 _REAL_MENTION = regex.compile(r"<@!?([0-9]+)>")

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatcontext.core.participants.mentions import MentionDirectory, convert_mentions, extend_directory
+from chatcontext.core.participants.model import HydratedParticipantProfile, PreparedParticipantContext
+from chatcontext.core.participants.render import RenderClock, render_participant_prompt, visible_field
+from chatcontext.core.participants.target_index import TargetIndexCodec, build_target_index, conversation_users
+from chatcontext.core.participants.timefmt import format_clock, time_of_day_phrase, utc_label
+from chatcontext.core.types import ContextItem, ContextItemTag, ServerMemoryRow, TextPart
 from chatcontext.participants.hydration import HydrationResult, ParticipantTurn, hydrate_participant_profiles
 from chatcontext.participants.loaders import HydrationDeps
-from chatcontext.participants.mentions import MentionDirectory, convert_mentions, extend_directory
-from chatcontext.participants.model import HydratedParticipantProfile, PreparedParticipantContext
 from chatcontext.participants.projection import build_memory_projection
-from chatcontext.participants.render import RenderClock, render_participant_prompt, visible_field
-from chatcontext.participants.target_index import TargetIndexCodec, build_target_index, conversation_users
-from chatcontext.participants.timefmt import format_clock, time_of_day_phrase, utc_label
-from chatcontext.types import ContextItem, ContextItemTag, ServerMemoryRow, TextPart
 
 JSONDict = dict[str, Any]
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from chatcontext import sql
-from chatcontext.participants.naming import NamingPreference
+from chatcontext.core.participants.naming import NamingPreference
+from chatcontext.core.transport import ChatTransport
+from chatcontext.core.types import Author, MemberInfo, MemoryRow, ReminderRow, ServerMemoryRow, UserRow
 from chatcontext.repository import (
     MEMORY_ORDER,
     load_blacklisted,
@@ -27,8 +29,6 @@ from chatcontext.repository import (
     server_memory_branch,
     server_memory_row,
 )
-from chatcontext.transport import ChatTransport
-from chatcontext.types import Author, MemberInfo, MemoryRow, ReminderRow, ServerMemoryRow, UserRow
 from personas import actions
 from personas import models as m
 

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from chatcontext.core.participants.model import PreparationInput, PreparedParticipantContext
 from chatcontext.participants.candidates import CandidateSource, load_candidate_rows
 from chatcontext.participants.discovery import ExternalCalls, MemberDirectory, discover_shared_references
-from chatcontext.participants.model import PreparationInput, PreparedParticipantContext
 from chatcontext.participants.scope import (
     CachedDiscovery,
     ParticipantRequestScope,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from chatcontext.core.types import ContextItem
 from chatcontext.participants.hydration import MemoryEntry
-from chatcontext.types import ContextItem
 
 JSONDict = dict[str, Any]
 

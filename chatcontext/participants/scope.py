@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
+from chatcontext.core.participants.model import PreparationInput
 from chatcontext.participants.discovery import SharedDiscovery
-from chatcontext.participants.model import PreparationInput
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 from django.conf import settings
 
-from chatcontext.participants.aliases import bridge_alias, webhook_alias
-from chatcontext.participants.model import (
+from chatcontext.core.participants.aliases import bridge_alias, webhook_alias
+from chatcontext.core.participants.model import (
     REJECTION_REASONS,
     ParticipantAlias,
     ParticipantDiscoveryPlan,
@@ -28,8 +28,8 @@ from chatcontext.participants.model import (
     parse_persona_id,
     typed_persona_id,
 )
-from chatcontext.participants.registry import order_registrations
-from chatcontext.types import PersonaInfo
+from chatcontext.core.participants.registry import order_registrations
+from chatcontext.core.types import PersonaInfo
 
 MENTIONABLE = "mentionable"
 DEFAULT_SOURCE_TIMEOUT_MS = 1500

@@ -23,19 +23,19 @@ from typing import Any
 from django.db import transaction
 from django.http import JsonResponse
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.serialize import turn_output
+from chatcontext.core.types import ChatTurnContext, JSONDict
+from chatcontext.core.usage import scale_to
 from chatcontext.pipeline import build_turn_context
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.store import estimate_tokens
-from chatcontext.records.usage import scale_to
-from chatcontext.serialize import turn_output
 from chatcontext.snapshot import (
     LoadedSnapshot,
     snapshot_turn,
     validate_snapshot,
 )
 from chatcontext.stage_settings import stage_config
-from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
 
 SUMMARY_CHARS = 100

@@ -40,7 +40,7 @@ class PromptRecord(models.Model):
     error = models.TextField(blank=True, default="")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     usage = models.JSONField(default=dict, blank=True)
-    # The turn's tokens and cost as written (chatcontext.records.usage): the provider's counts when it
+    # The turn's tokens and cost as written (chatcontext.core.usage): the provider's counts when it
     # reported them, else the estimates; the cost at the server's prices of that moment, so a later
     # price change does not rewrite what a turn cost. Columns, so a server's totals are one query.
     input_tokens = models.PositiveIntegerField(default=0)

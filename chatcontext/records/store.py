@@ -3,7 +3,7 @@
 ``record_turn`` is the only writer: one transaction stores the record with its snapshot and points
 the rows the turn's tool calls wrote at it (their provenance and audit trail). A record holds the §2
 output document of the turn, a token estimate per context item, the turn's input/output tokens and
-cost (``chatcontext.records.usage``), the exclusion log (who was left out and why, never the
+cost (``chatcontext.core.usage``), the exclusion log (who was left out and why, never the
 excluded text) and the Discord ids of everyone the record is about (``subject_user_ids``: whose
 words, profile or memories it holds), so forget-me deletes those records and no others.
 """
@@ -17,11 +17,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from chatcontext.core.serialize import turn_output
+from chatcontext.core.tokens import estimate_tokens
+from chatcontext.core.types import ChatTurnContext, JSONDict
+from chatcontext.core.usage import NOTHING, got_no_answer, turn_cost, turn_tokens
 from chatcontext.records.models import PromptRecord
-from chatcontext.records.usage import NOTHING, got_no_answer, turn_cost, turn_tokens
-from chatcontext.serialize import turn_output
-from chatcontext.tokens import estimate_tokens
-from chatcontext.types import ChatTurnContext, JSONDict
 from personas import models as m
 from personas.actions.actor import Actor, name_prompt_record
 from personas.provenance import WrittenRow, attach_prompt_record

@@ -5,7 +5,7 @@ A snapshot is one JSON document holding everything one persona turn needs. This 
 - validates it against ``schemas/turn-snapshot.schema.json`` and the cross-references the schema
   cannot express, raising ``SnapshotError`` whose text is ONE line naming the offending path
   (``messages[3].author.id: required``; turn-snapshot.md §3; ``validation``);
-- parses its Discord-shaped parts into ``chatcontext.types`` (messages, members; ``parse``);
+- parses its Discord-shaped parts into ``chatcontext.core.types`` (messages, members; ``parse``);
 - writes its database-shaped parts (server, settings, personas, users, memories, reminders,
   blacklist, blocks) with ``load_snapshot_rows`` (``load``) so the ordinary batched loaders read them. Callers
   run that inside ``transaction.atomic()`` and roll back (``chatcontext.replay`` does it on a
@@ -21,17 +21,7 @@ rows are written in document order.
 The reading side is importable from the package itself (``from chatcontext.snapshot import FORMAT``).
 """
 
-from chatcontext.snapshot.load import LoadedSnapshot, load_snapshot_rows
-from chatcontext.snapshot.parse import parse_member, parse_members, parse_message, parse_messages, transcript_cache
-from chatcontext.snapshot.turn import (
-    SnapshotTurn,
-    bot_author,
-    snapshot_chat_turn,
-    snapshot_personas,
-    snapshot_transport,
-    snapshot_turn,
-)
-from chatcontext.snapshot.validation import (
+from chatcontext.core.snapshot_format import (
     FORMAT,
     MAX_DEPTH,
     SnapshotError,
@@ -43,6 +33,16 @@ from chatcontext.snapshot.validation import (
     schema,
     validate_schema,
     validate_snapshot,
+)
+from chatcontext.core.snapshot_parse import parse_member, parse_members, parse_message, parse_messages, transcript_cache
+from chatcontext.snapshot.load import LoadedSnapshot, load_snapshot_rows
+from chatcontext.snapshot.turn import (
+    SnapshotTurn,
+    bot_author,
+    snapshot_chat_turn,
+    snapshot_personas,
+    snapshot_transport,
+    snapshot_turn,
 )
 
 __all__ = [

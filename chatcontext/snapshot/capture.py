@@ -17,12 +17,9 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
-from chatcontext.participants.candidates import ACTIVITY_METRICS
-from chatcontext.reminders import reminder_applies
-from chatcontext.repository import datetime_to_ms, ms_to_datetime
-from chatcontext.snapshot import validation as snapshot_format
-from chatcontext.snapshot.minimise import minimise_snapshot
-from chatcontext.types import (
+from chatcontext.core import snapshot_format
+from chatcontext.core.reminder_injection import reminder_applies
+from chatcontext.core.types import (
     Attachment,
     Author,
     ChatTurn,
@@ -36,6 +33,9 @@ from chatcontext.types import (
     PersonaInfo,
     ReactionEmoji,
 )
+from chatcontext.participants.candidates import ACTIVITY_METRICS
+from chatcontext.repository import datetime_to_ms, ms_to_datetime
+from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 

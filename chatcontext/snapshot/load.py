@@ -12,8 +12,8 @@ from typing import Any
 from django.db import router, transaction
 
 from chatcontext import repository
-from chatcontext.snapshot.parse import parse_members
-from chatcontext.snapshot.validation import check_references, doc_items
+from chatcontext.core.snapshot_format import check_references, doc_items
+from chatcontext.core.snapshot_parse import parse_members
 from personas import models as m
 from personas.actions import versions
 

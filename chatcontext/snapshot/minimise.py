@@ -41,8 +41,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatcontext.participants.mentions import mention_ids
-from chatcontext.types import JSONDict, PrivacyLevel
+from chatcontext.core.participants.mentions import mention_ids
+from chatcontext.core.types import JSONDict, PrivacyLevel
 from personas import models as m
 
 # Shown instead of a hidden author's forwarded text; never rendered (the snapshot is hidden).

@@ -8,13 +8,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chatcontext import repository
-from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities
-from chatcontext.snapshot.load import LoadedSnapshot
-from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
-from chatcontext.snapshot.validation import doc_items
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.triggerer import triggerer_naming
-from chatcontext.types import (
+from chatcontext.core.memory_transport import InMemoryTransport, TransportCapabilities
+from chatcontext.core.snapshot_format import doc_items
+from chatcontext.core.snapshot_parse import parse_members, parse_messages, transcript_cache
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.triggerer import triggerer_naming
+from chatcontext.core.types import (
     Author,
     ChatIncoming,
     ChatTurn,
@@ -24,6 +23,7 @@ from chatcontext.types import (
     PersonaInfo,
     ReminderData,
 )
+from chatcontext.snapshot.load import LoadedSnapshot
 
 
 def bot_author(doc: Mapping[str, Any]) -> Author:

@@ -2,15 +2,15 @@
 
 ``DatabaseTranscriptCache`` keeps a process-local map in front of the ``VoiceTranscript`` table, so a
 transcript written by a Celery worker is seen by the bot process. What the stage reads
-(``TranscriptCache``) and the in-memory cache live in ``chatcontext.transcripts``.
+(``TranscriptCache``) and the in-memory cache live in ``chatcontext.core.transcripts``.
 """
 
 from __future__ import annotations
 
 from django.db import transaction
 
+from chatcontext.core.transcripts import CachedTranscript, MemoryTranscriptCache, Source, is_expired
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
-from chatcontext.transcripts import CachedTranscript, MemoryTranscriptCache, Source, is_expired
 from chatcontext.voice.models import VoiceTranscript
 
 

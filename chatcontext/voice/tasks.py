@@ -32,10 +32,15 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
-from chatcontext.transcripts import TranscriptCache
+from chatcontext.core.transcripts import TranscriptCache
 from chatcontext.voice.cache import shared_cache
-from chatcontext.voice.fetch import DEFAULT_MAX_BYTES, fetch_audio
-from chatcontext.voice.transcribe import FailureReason, TranscriptionFailed, WhisperTranscriber, default_transcriber
+from chatcontext.voice.engine.fetch import DEFAULT_MAX_BYTES, fetch_audio
+from chatcontext.voice.engine.transcribe import (
+    FailureReason,
+    TranscriptionFailed,
+    WhisperTranscriber,
+    default_transcriber,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Moderators' and members' changes to reminders; delivery itself is ``personas.reminders_service``."""
+"""Moderators' and members' changes to reminders; delivery itself is ``personas.reminder_firing``."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from personas.models import (
     Persona,
     PersonaLineage,
 )
-from personas.placeholders import fill_placeholders
+from personas.values.placeholders import fill_placeholders
 
 EXCERPT_CHARS = 90
 # Typed-in URLs without a scheme are https (Django 6's default, set now to skip the transition warning).

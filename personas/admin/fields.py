@@ -27,7 +27,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Field
 
-from personas.naming import ADDRESSING_STYLES
+from personas.values.naming import ADDRESSING_STYLES
 
 _SEPARATORS = re.compile(r"[,\n]")
 _CHANNEL_ID = re.compile(r"\d{1,20}")

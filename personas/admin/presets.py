@@ -17,7 +17,7 @@ from personas.admin.history import RecordedAdmin, admin_actor
 from personas.admin.scoping import ServerScopedAdminMixin
 from personas.models import PersonaPreset, PersonaSampling
 from personas.presets import MAX_PRESET_BYTES, PresetError, parse_preset
-from personas.sampling import SamplingError, check_stop
+from personas.values.sampling import SamplingError, check_stop
 
 
 class PersonaSamplingForm(forms.ModelForm):

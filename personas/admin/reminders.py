@@ -62,7 +62,7 @@ class ReminderAdmin(ServerScopedAdminMixin, RecordedAdmin):
     date_hierarchy = "reminder_time"
     show_full_result_count = False
     actions = ["cancel_reminders", "retry_reminders"]
-    # Delivery state is the dispatcher's (personas.reminders_service): shown, never edited by hand.
+    # Delivery state is the dispatcher's (personas.reminder_firing): shown, never edited by hand.
     delivery_fields = ["delivery", "next_attempt_at", "delivery_retry_count", "last_error"]
     fieldsets = [
         (

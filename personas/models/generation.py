@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from personas.models.personas import Persona
-from personas.sampling import RANGES, SEED_RANGE, Sampling
+from personas.values.sampling import RANGES, SEED_RANGE, Sampling
 
 
 def _range(name: str) -> list[MinValueValidator | MaxValueValidator]:

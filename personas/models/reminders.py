@@ -23,7 +23,7 @@ class Reminder(ToolProvenance):
     """A reminder for a user, or a persona self-task when the target is the bot's own id."""
 
     class Status(models.TextChoices):
-        """``personas.reminders_service`` moves a row along pending → claimed → delivering → fired."""
+        """``personas.reminder_firing`` moves a row along pending → claimed → delivering → fired."""
 
         PENDING = "pending"
         CLAIMED = "claimed", "claimed (handed to the bot, not taken yet)"

@@ -211,7 +211,7 @@ class ServerSettings(models.Model):
         help_text="On: the prompt's last instruction asks the model to write the blank character “⠀” (U+2800) "
         "instead of normal spaces, which some providers' output filters do not catch.",
     )
-    # Images and streaming (bot.conversation.media, bot.discord.streaming). Whether the model can see
+    # Images and streaming (bot.conversation.media, bot.discord.reply_stream). Whether the model can see
     # images is the server's to say: the endpoint does not tell, and a text-only model refuses a prompt
     # that carries them.
     model_accepts_images = models.BooleanField(

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from chatcontext.voice.transcribe import WhisperTranscriber, default_transcriber
+from chatcontext.voice.engine.transcribe import WhisperTranscriber, default_transcriber
 from personas.models import Persona, Reminder, Server
-from personas.reminders_service import ChannelGone, DueReminder, accept_delivery, acknowledge_delivery
+from personas.reminder_firing import ChannelGone, DueReminder, accept_delivery, acknowledge_delivery
 
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
 BOT_USER_ID = "900000000000000001"

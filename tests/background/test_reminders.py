@@ -15,7 +15,7 @@ from django.db import connection, transaction
 
 from personas import actions
 from personas.models import Reminder
-from personas.reminders_service import (
+from personas.reminder_firing import (
     CLAIM_LEASE,
     DELIVERY_LEASE,
     MAX_DELIVERY_ATTEMPTS,

@@ -17,13 +17,13 @@ from django.db import transaction
 from chatcontext.models import VoiceTranscript
 from chatcontext.voice import tasks
 from chatcontext.voice.cache import DatabaseTranscriptCache
+from chatcontext.voice.engine.transcribe import WhisperTranscriber
 from chatcontext.voice.tasks import (
     LocalTranscriptions,
     enqueue_transcription,
     transcribe_attachment,
     transcribe_voice_attachment,
 )
-from chatcontext.voice.transcribe import WhisperTranscriber
 from tests.background.conftest import NOW, SENTENCE, SpeechFiles, word_error_rate
 
 pytestmark = pytest.mark.slow

@@ -30,7 +30,7 @@ from chatcontext.models import VoiceTranscript
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.tasks import transcribe_voice_attachment
 from personas.models import Reminder
-from personas.reminders_service import REMINDERS_GROUP
+from personas.reminder_firing import REMINDERS_GROUP
 from personas.tasks import fire_due_reminders
 from tests.background.conftest import SENTENCE, word_error_rate
 from tests.celery_broker import reset_connection_pools

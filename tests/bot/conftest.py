@@ -17,8 +17,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from bot.conversation.media import HttpImageFetcher
 from bot.conversation.providers import ProviderConfig, build_provider
 from bot.discord.client import UnshardedTomoriBot
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.types import ContextItem
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.types import ContextItem
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.fakes import BotHarness, FakeWebhookRegistry, RecordingProvider
 from tests.bot.image_server import ImageServer

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from chatcontext.models import PromptRecord
 from personas import models as m
-from personas.reminders_service import (
+from personas.reminder_firing import (
     CLAIM_LEASE,
     REMINDERS_GROUP,
     DueReminder,

@@ -16,7 +16,7 @@ from discord.ext.test import backend, factories
 from bot.conversation.providers import GenerationResult
 from bot.discord.client import UnshardedTomoriBot
 from bot.discord.delivery import WebhookRegistry
-from chatcontext.types import ContextItem
+from chatcontext.core.types import ContextItem
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatcontext.types import ContextItem, ContextItemTag, ImagePart, TextPart
+from chatcontext.core.types import ContextItem, ContextItemTag, ImagePart, TextPart
 
 ITEMS = [
     ContextItem(role="system", parts=[TextPart("You are Tomori.")]),

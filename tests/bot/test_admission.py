@@ -11,8 +11,8 @@ from bot.conversation.admission import (
     screen,
     select_responders,
 )
+from chatcontext.core.types import Author, DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
 from chatcontext.repository import resolve_single_owner_triggers
-from chatcontext.types import Author, DiscordMessage, PersonaInfo, PrivacyLevel, UserRow
 
 BOT_ID = "900"
 TOMORI = PersonaInfo(persona_id=1, persona_nickname="Tomori", persona_lineage_id=10000, trigger_words=("tomori",))

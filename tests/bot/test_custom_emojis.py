@@ -9,7 +9,7 @@ import pytest
 from discord.ext.test import backend, factories
 
 from bot.conversation.emojis import render_custom_emojis
-from chatcontext.types import EmojiRow
+from chatcontext.core.types import EmojiRow
 from personas import models as m
 from tests.bot.fakes import run_db, setup_server
 from tests.bot.tool_turns import records, sent_messages, use_llm

@@ -22,11 +22,11 @@ from django.utils import timezone
 from bot.conversation.providers import GenerationResult
 from bot.conversation.texts import ERROR_MESSAGES
 from bot.discord.delivery import REPLY_CONTEXT_TOKEN
+from chatcontext.core.serialize import turn_output
+from chatcontext.core.types import ContextItem
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
-from chatcontext.types import ContextItem
 from personas import models as m
 from tests.bot.fakes import ELLEN_AVATAR, post_reply, run_db, setup_server
 

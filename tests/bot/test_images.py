@@ -22,8 +22,8 @@ from bot.conversation.media import (
     resolve_images,
 )
 from bot.conversation.providers import to_chat_messages
+from chatcontext.core.types import ContextItem, ImagePart, MediaDescriptor, TextPart
 from chatcontext.models import PromptRecord
-from chatcontext.types import ContextItem, ImagePart, MediaDescriptor, TextPart
 from personas import models as m
 from tests.bot.fakes import run_db, setup_server
 from tests.bot.image_server import GARBAGE, HUGE_BYTES, animated_gif_bytes, bomb_gif_bytes, png_bytes

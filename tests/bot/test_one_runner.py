@@ -22,8 +22,8 @@ from bot.discord.transport import to_discord_message, to_member_info
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.service import admit_row, playground_bot, playground_runner, read_trigger, server_state
+from chatcontext.core.types import DiscordMessage
 from chatcontext.models import PromptRecord
-from chatcontext.types import DiscordMessage
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.conversation.planner import TurnPlanner
-from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn, ReminderData
+from chatcontext.core.types import Author, ChatIncoming, DiscordMessage, LockedTurn, ReminderData
 
 
 @dataclass

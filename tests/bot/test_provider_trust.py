@@ -21,8 +21,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from bot.conversation.providers import build_provider, provider_config, server_endpoint
+from chatcontext.core.types import ContextItem, ContextItemTag, TextPart
 from chatcontext.models import PromptRecord
-from chatcontext.types import ContextItem, ContextItemTag, TextPart
 from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.fakes import run_db, setup_server

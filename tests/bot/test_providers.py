@@ -17,7 +17,7 @@ from bot.conversation.providers import (
     to_chat_messages,
 )
 from bot.conversation.providers.openai_compat import reply_limit_parameter
-from chatcontext.types import ContextItem, TextPart
+from chatcontext.core.types import ContextItem, TextPart
 from personas.models import ServerSettings
 from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, USAGE, FakeLLMServer, tool_round
 from tests.bot.provider_items import ITEMS

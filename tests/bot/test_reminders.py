@@ -18,16 +18,16 @@ from django.utils import timezone
 
 from bot.conversation.planner import wall_clock_ms
 from bot.conversation.providers import GenerationResult, ProviderError
-from bot.conversation.reminders import ensure_ping, reminder_lateness
+from bot.conversation.reminder_turn_rules import ensure_ping, reminder_lateness
 from bot.discord.exts.reminders import RemindersCog
 from bot.playground import store
+from chatcontext.core.serialize import turn_output
+from chatcontext.core.types import ContextItem
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
-from chatcontext.types import ContextItem
 from personas import models as m
-from personas.reminders_service import (
+from personas.reminder_firing import (
     CLAIM_LEASE,
     ChannelLayerDispatcher,
     DueReminder,
@@ -327,7 +327,7 @@ async def test_reminders_of_guilds_this_process_does_not_serve_are_left_alone(ha
 
 
 async def test_a_playground_channels_reminder_on_a_served_guild_is_left_to_the_web_process(harness):
-    """Not "channel gone": the channel is the playground's (bot.playground.reminders posts it)."""
+    """Not "channel gone": the channel is the playground's (bot.playground.reminder_listener posts it)."""
     server = await run_db(setup_server, harness.guild)
     playground = await run_db(store.create_channel, server, "lounge", now_ms=wall_clock_ms())
     due = await run_db(create_fired, harness.guild.id, int(playground.disc_id), str(harness.member(0).id))

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from bot.conversation.state import load_author_state, load_server_state
+from chatcontext.core.types import Author
 from chatcontext.repository import datetime_to_ms
-from chatcontext.types import Author
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR

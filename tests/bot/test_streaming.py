@@ -1,4 +1,4 @@
-"""Replies stream into Discord (issue 18; ``bot.discord.streaming``), driven by dpytest with the
+"""Replies stream into Discord (issue 18; ``bot.discord.reply_stream``), driven by dpytest with the
 bot's pacing on a test clock: the provider advances it as it writes, nothing sleeps."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from discord.ext.test import backend
 from bot.conversation.providers import DeltaSink, GenerationResult, ProviderError
 from bot.conversation.texts import ERROR_MESSAGES
 from bot.discord.delivery import split_message
-from bot.discord.streaming import Pacing, worth_showing
+from bot.discord.reply_stream import Pacing, worth_showing
+from chatcontext.core.types import ContextItem
 from chatcontext.models import PromptRecord
-from chatcontext.types import ContextItem
 from personas import models as m
 from tests.bot.fakes import run_db, setup_server
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.conversation.tools.notices import Notice, notice
-from chatcontext.types import DiscordMessage, Embed
+from chatcontext.core.types import DiscordMessage, Embed
 from tests.chatcontext.builders import ANN, BOT, U1, msg, run_history
 
 CONFIRMATION_KEYS = [
@@ -55,7 +55,7 @@ def test_bc6_05_a_user_imitating_a_tool_confirmation_never_produces_a_notice(n: 
     assert f"[System: {n.title}\n{n.description}]" in text and n.footer in text
 
 
-# A notice's text may turn an unpaired bracket into a parenthesis (chatcontext.frames); nothing else.
+# A notice's text may turn an unpaired bracket into a parenthesis (chatcontext.core.frames); nothing else.
 AS_PARENTHESES = str.maketrans("[]", "()")
 
 

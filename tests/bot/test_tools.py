@@ -14,14 +14,14 @@ import pytest
 from django.utils import timezone
 
 from bot.conversation.tools.gating import ToolPolicy, offered_tools, turn_allows_tools
+from chatcontext.core.participants import target_index
+from chatcontext.core.participants.target_index import merge_target_indexes
+from chatcontext.core.types import StreamingContext
 from chatcontext.models import PromptRecord
-from chatcontext.participants import target_index
-from chatcontext.participants.target_index import merge_target_indexes
 from chatcontext.records.api import RecordDetailOut
-from chatcontext.types import StreamingContext
 from personas import actions
 from personas import models as m
-from personas.reminders_service import ChannelLayerDispatcher, fire_due_reminders
+from personas.reminder_firing import ChannelLayerDispatcher, fire_due_reminders
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import UNSTORABLE_ARGUMENTS, UNSTORABLE_REPLY, tool_round
 from tests.bot.fakes import FakeInteraction, post_reply, run_db

@@ -7,7 +7,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from bot.discord.transport import DiscordTransport, to_discord_message
-from chatcontext.transport import TransportError
+from chatcontext.core.transport import TransportError
 
 
 def in_pipeline_thread(fn, *args):  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from discord.ext.test import backend
 
 from chatcontext.models import PromptRecord
 from personas import models as m
-from personas.reminders_service import ReminderKind
+from personas.reminder_firing import ReminderKind
 from tests.bot.due_reminders import fire, one_record
 from tests.bot.fakes import run_db, setup_server
 from tests.replays import assert_replays_to_its_record

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.budget import BUDGET_REASON, CUT_ORDER, TRUNCATED_REASON, ContextBudget, fit_to_budget
-from chatcontext.tokens import ENCODING_FILE, ENCODING_SHA256, count_items, count_text
-from chatcontext.types import ContextItem, ContextItemTag, TextPart
+from chatcontext.core.budget import BUDGET_REASON, CUT_ORDER, TRUNCATED_REASON, ContextBudget, fit_to_budget
+from chatcontext.core.tokens import ENCODING_FILE, ENCODING_SHA256, count_items, count_text
+from chatcontext.core.types import ContextItem, ContextItemTag, TextPart
 
 _words = st.text(alphabet="abcdefghij klmnop,.!?éü日本\n", min_size=0, max_size=400)
 _blocks = st.sampled_from([*CUT_ORDER, ContextItemTag.SYSTEM_INSTRUCTION_BLOCK, ContextItemTag.SYSTEM_PERSONALITY])

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from django.db import transaction
 from hypothesis import given
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn
 from personas.models import Lorebook, LorebookEntry

@@ -1,4 +1,4 @@
-"""chatcontext.lorebook: when an entry fires (keys, case, whole words, secondary logic, scan depth,
+"""chatcontext.core.lorebook: when an entry fires (keys, case, whole words, secondary logic, scan depth,
 constant, budget) and where its text goes (before/after the character, at depth)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.lorebook import key_matches, place_world_info, scan_lorebook
-from chatcontext.types import ContextItem, ContextItemTag, LoreEntryInfo, SimplifiedMessage, TextPart
+from chatcontext.core.lorebook import key_matches, place_world_info, scan_lorebook
+from chatcontext.core.types import ContextItem, ContextItemTag, LoreEntryInfo, SimplifiedMessage, TextPart
 
 Tag = ContextItemTag
 

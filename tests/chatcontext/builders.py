@@ -10,12 +10,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from chatcontext.config import StageConfig
-from chatcontext.history import HistoryInputs, HistoryResult, HistoryRows, build_history
-from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities, TransportFailures
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.types import (
+from chatcontext.core.config import StageConfig
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.memory_transport import InMemoryTransport, TransportCapabilities, TransportFailures
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.types import (
     Attachment,
     Author,
     BlockRow,
@@ -33,7 +32,8 @@ from chatcontext.types import (
     TextPart,
     UserRow,
 )
-from chatcontext.voice.prehydrate import Transcriber
+from chatcontext.core.voice_prehydration import Transcriber
+from chatcontext.history import HistoryInputs, HistoryResult, HistoryRows, build_history
 
 BOT_ID = "900"
 U1 = "111111111111111111"

@@ -17,8 +17,8 @@ from chatcontext.assets import (
     load_persona_assets,
     load_server_assets,
 )
-from chatcontext.config import StageConfig
-from chatcontext.types import EmojiRow, StickerRow
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import EmojiRow, StickerRow
 from personas.models import Server, ServerEmoji, ServerSticker
 from tests.chatcontext.turn_factory import CHANNEL, NOW_MS, cafe, tomori
 

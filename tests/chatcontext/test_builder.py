@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.builder import (
+from chatcontext.core.builder import (
     attach_persona_catalog,
     build_context,
     merge_for_strict_alternation,
     normalize_custom_emojis,
 )
-from chatcontext.directives import TailContext, apply_tail_directives
-from chatcontext.idmap import MessageIdMap
-from chatcontext.types import (
+from chatcontext.core.directives import TailContext, apply_tail_directives
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.types import (
     BlockRow,
     ContextItem,
     EmojiRow,

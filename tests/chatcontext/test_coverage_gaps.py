@@ -12,13 +12,12 @@ import pytest
 from django.core.cache import cache
 
 from chatcontext import repository
-from chatcontext.config import StageConfig
-from chatcontext.directives import TailContext, continuation_directive
-from chatcontext.history import build_history
-from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.types import (
+from chatcontext.core.config import StageConfig
+from chatcontext.core.directives import TailContext, continuation_directive
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.memory_transport import InMemoryTransport
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.types import (
     Attachment,
     Embed,
     ForwardSnapshot,
@@ -26,6 +25,7 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
+from chatcontext.history import build_history
 from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
 from tests.chatcontext.turn_factory import tomori_entry

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from chatcontext.builder import MediaConfig, build_context
-from chatcontext.descriptors import attribution_hint, media_window, plan_history_media
-from chatcontext.idmap import MessageIdMap
-from chatcontext.types import ContextItem, ContextItemTag, SimplifiedMessage
+from chatcontext.core.builder import MediaConfig, build_context
+from chatcontext.core.descriptors import attribution_hint, media_window, plan_history_media
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.types import ContextItem, ContextItemTag, SimplifiedMessage
 from tests.chatcontext.turn_factory import entry, image, inputs, video
 
 OMITTED_ONE = "[System: 1 image omitted due to rendered-image limit. Do not claim to see it.]"

@@ -8,9 +8,9 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.builder import BuilderOutput, uncensor_directive
-from chatcontext.config import StageConfig
-from chatcontext.directives import (
+from chatcontext.core.builder import BuilderOutput, uncensor_directive
+from chatcontext.core.config import StageConfig
+from chatcontext.core.directives import (
     TailContext,
     allow_sprite_label,
     apply_tail_directives,
@@ -19,8 +19,8 @@ from chatcontext.directives import (
     normalize_directive,
     queued_reply_target_name,
 )
-from chatcontext.idmap import MessageIdMap
-from chatcontext.types import (
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.types import (
     Attachment,
     Author,
     ChatIncoming,

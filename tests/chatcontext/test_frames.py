@@ -11,12 +11,12 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chatcontext.builder import build_context
-from chatcontext.frames import inert, system_frame
-from chatcontext.notices import format_notice
-from chatcontext.participants.render import render_profile_block
-from chatcontext.reminders import reminder_text
-from chatcontext.types import BlockRow, ContextItemTag, ServerMemoryRow
+from chatcontext.core.builder import build_context
+from chatcontext.core.frames import inert, system_frame
+from chatcontext.core.notices import format_notice
+from chatcontext.core.participants.render import render_profile_block
+from chatcontext.core.reminder_injection import reminder_text
+from chatcontext.core.types import BlockRow, ContextItemTag, ServerMemoryRow
 from tests.chatcontext.builders import BOB, bot_embed, msg, run_history
 from tests.chatcontext.turn_factory import NOW_MS, U2, inputs, texts
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.memory_transport import InMemoryTransport
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.transport import TransportError
+from chatcontext.core.types import DiscordMessage, Embed
 from chatcontext.history import HistoryInputs, HistoryRows, build_history, normalize_fetch_limit
-from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.transport import TransportError
-from chatcontext.types import DiscordMessage, Embed
 from tests.chatcontext.builders import ANN, BOB, BOT, SERVER, bot_embed, make_turn, msg, run_history, webhook_msg
 
 

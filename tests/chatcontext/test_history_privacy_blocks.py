@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatcontext.types import Attachment, ForwardSnapshot, MessageReference, PrivacyLevel, Reaction, ReactionEmoji
+from chatcontext.core.types import Attachment, ForwardSnapshot, MessageReference, PrivacyLevel, Reaction, ReactionEmoji
 from tests.chatcontext.builders import (
     ANN,
     BOB,

@@ -12,7 +12,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.types import (
+from chatcontext.core.types import (
     Attachment,
     Author,
     DiscordMessage,

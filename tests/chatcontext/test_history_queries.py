@@ -9,11 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chatcontext import repository
-from chatcontext.config import StageConfig
-from chatcontext.history import build_history
-from chatcontext.idmap import MessageIdMap
-from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.types import (
+from chatcontext.core.config import StageConfig
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.memory_transport import InMemoryTransport
+from chatcontext.core.types import (
     Attachment,
     Author,
     DiscordMessage,
@@ -22,6 +21,7 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
+from chatcontext.history import build_history
 from chatcontext.voice.cache import DatabaseTranscriptCache
 from personas import models as m
 from tests.chatcontext.builders import NOW, SERVER, make_turn, msg, webhook_msg

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatcontext.idmap import MessageIdMap
+from chatcontext.core.idmap import MessageIdMap
 
 
 def test_s45_bc5_01_02_register_resolve_and_key_shape() -> None:

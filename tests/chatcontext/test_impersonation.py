@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chatcontext.builder import build_context
-from chatcontext.impersonation import ImpersonationIdentity, impersonation_tail_directive, resolve_impersonation
-from chatcontext.types import Author, ChatIncoming, ContextItemTag, MemberInfo, UserRow
+from chatcontext.core.builder import build_context
+from chatcontext.core.impersonation import ImpersonationIdentity, impersonation_tail_directive, resolve_impersonation
+from chatcontext.core.types import Author, ChatIncoming, ContextItemTag, MemberInfo, UserRow
 from tests.chatcontext.turn_factory import U1, U2, entry, inputs, message, tomori_entry
 
 IMPERSONATING_BOB = ChatIncoming(message=message(), is_user_impersonation=True, impersonated_user_id=U2)

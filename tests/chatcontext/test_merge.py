@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.merge import HistoryMerger, can_merge
-from chatcontext.types import SimplifiedMessage
+from chatcontext.core.merge import HistoryMerger, can_merge
+from chatcontext.core.types import SimplifiedMessage
 from tests.chatcontext.builders import ANN, SERVER, at, bot_embed, msg, png, run_history, webhook_msg
 
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext import notices
-from chatcontext.types import Embed, EmbedField, EmbedMedia, MemberInfo
+from chatcontext.core import notices
+from chatcontext.core.types import Embed, EmbedField, EmbedMedia, MemberInfo
 from tests.chatcontext.builders import ANN, BOT, PERSONAS, TOMORI, U1, bot_embed, msg, run_history, webhook_msg
 from tests.paths import EXAMPLE
 

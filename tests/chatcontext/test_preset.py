@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from chatcontext.builder import BuilderOutput, build_context, merge_for_strict_alternation
-from chatcontext.directives import TailContext, apply_tail_directives
-from chatcontext.idmap import MessageIdMap
-from chatcontext.impersonation import ImpersonationIdentity
-from chatcontext.preset import Preset, PresetNode, reassemble_with_preset
-from chatcontext.types import ContextItem, ContextItemTag, ServerMemoryRow, StickerRow, TextPart
+from chatcontext.core.builder import BuilderOutput, build_context, merge_for_strict_alternation
+from chatcontext.core.directives import TailContext, apply_tail_directives
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.impersonation import ImpersonationIdentity
+from chatcontext.core.preset import Preset, PresetNode, reassemble_with_preset
+from chatcontext.core.types import ContextItem, ContextItemTag, ServerMemoryRow, StickerRow, TextPart
 from tests.chatcontext.builders import profile_item, tail_items
 from tests.chatcontext.turn_factory import U1, U2, entry, inputs, tomori, tomori_entry
 

@@ -6,14 +6,14 @@ import dataclasses
 
 import pytest
 
-from chatcontext.regeneration import (
+from chatcontext.core.regeneration import (
     REGENERATE,
     channel_recorder,
     fast_regeneration_offered,
     record_turn_output_message,
     start_fast_regeneration,
 )
-from chatcontext.types import ChatIncoming, ChatTurnContext, ReminderData, StreamingContext
+from chatcontext.core.types import ChatIncoming, ChatTurnContext, ReminderData, StreamingContext
 from tests.chatcontext.turn_factory import CHANNEL, cafe, message, tomori, turn
 
 OFFERING = {"fast_regeneration_actions": (REGENERATE,)}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chatcontext.reminders import build_forced_mentions, build_reminder_entry, merge_forced_mentions
-from chatcontext.types import ChatIncoming, ReminderData
+from chatcontext.core.reminder_injection import build_forced_mentions, build_reminder_entry, merge_forced_mentions
+from chatcontext.core.types import ChatIncoming, ReminderData
 from tests.chatcontext.turn_factory import BOT, NOW_MS, U2, message
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.config import StageConfig
-from chatcontext.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import DiscordMessage, Embed, ForwardSnapshot, MessageReference
 from tests.chatcontext.builders import ANN, BOB, BOT, CARL, at, msg, png, run_history
 
 

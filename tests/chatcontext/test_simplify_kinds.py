@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.types import MemberInfo
+from chatcontext.core.types import MemberInfo
 from tests.chatcontext.builders import ANN, BOB, TOMORI, U1, U2, msg, run_history
 
 MANAGER = MemberInfo(user_disc_id=U1, username="ann_u", can_manage_server=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.transcripts import MemoryTranscriptCache
-from chatcontext.types import Attachment, StickerRef
+from chatcontext.core.transcripts import MemoryTranscriptCache
+from chatcontext.core.types import Attachment, StickerRef
 from tests.chatcontext.builders import ANN, BOB, NOW, SERVER, msg, png, run_history
 
 

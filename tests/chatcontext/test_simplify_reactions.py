@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.config import StageConfig
-from chatcontext.types import Author, Reaction, ReactionEmoji
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import Author, Reaction, ReactionEmoji
 from tests.chatcontext.builders import ANN, BOB, msg, run_history
 
 A = Author(id="1001", username="a_user", global_name="A")

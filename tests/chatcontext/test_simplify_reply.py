@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatcontext.types import Attachment, Embed, MessageReference
+from chatcontext.core.types import Attachment, Embed, MessageReference
 from tests.chatcontext.builders import ANN, BOB, BOT, CHANNEL, ELLEN, U2, block, msg, png, run_history, webhook_msg
 
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcontext import repository, sql
+from chatcontext.core.types import BlockRow, MemoryRow, ServerMemoryRow
 from chatcontext.participants.loaders import DatabaseHydrationDeps, LineageMemories, MemoryQuery, ReminderQuery
-from chatcontext.types import BlockRow, MemoryRow, ServerMemoryRow
 from personas import models as m
 
 NOW = datetime(2026, 5, 1, 12, 0, 0, 250000, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Text from outside made storable (issue 26 item 4, ``chatcontext.storable``): properties over
+"""Text from outside made storable (issue 26 item 4, ``chatcontext.core.storable``): properties over
 arbitrary Unicode, lone surrogates and NUL included; pure functions, so many examples are cheap."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chatcontext.storable import UNSTORABLE, storable_json_text, storable_text
+from chatcontext.core.storable import UNSTORABLE, storable_json_text, storable_text
 
 # Every code point, the surrogates and NUL among them (st.characters leaves surrogates out by default).
 any_char = st.one_of(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from chatcontext.idmap import MessageIdMap
-from chatcontext.streaming import (
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.streaming_context import (
     DeliberateToolConfig,
     ToolGating,
     ToolIntentTexts,
@@ -17,7 +17,7 @@ from chatcontext.streaming import (
     gate_deliberate_tools,
     init_streaming_context,
 )
-from chatcontext.types import ChatIncoming, ReplyNoticeState
+from chatcontext.core.types import ChatIncoming, ReplyNoticeState
 from tests.chatcontext.turn_factory import cafe, ellen, message, tomori, turn
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext.transcripts import CachedTranscript, MemoryTranscriptCache
-from chatcontext.types import Attachment, DiscordMessage
+from chatcontext.core.transcripts import CachedTranscript, MemoryTranscriptCache
+from chatcontext.core.types import Attachment, DiscordMessage
 from chatcontext.voice.cache import DatabaseTranscriptCache
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U2, block, msg, run_history, webhook_msg
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
-from chatcontext.builder import BuilderInputs
-from chatcontext.idmap import MessageIdMap
-from chatcontext.types import (
+from chatcontext.core.builder import BuilderInputs
+from chatcontext.core.idmap import MessageIdMap
+from chatcontext.core.types import (
     Attachment,
     Author,
     ChatIncoming,

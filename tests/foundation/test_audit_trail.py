@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bot.discord.exts.members import Member, change_privacy, forget_memory
-from chatcontext.types import PersonaInfo
+from chatcontext.core.types import PersonaInfo
 from community import retention
 from community.forget import forget_user
 from personas import actions

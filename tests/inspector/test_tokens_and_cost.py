@@ -17,10 +17,10 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcontext.core.usage import TurnTokens, scale_to, turn_cost, turn_tokens
 from chatcontext.models import PromptRecord
 from chatcontext.records.inspector import assemble_live, record_blocks
 from chatcontext.records.store import Generation, TurnRecord, record_turn
-from chatcontext.records.usage import TurnTokens, scale_to, turn_cost, turn_tokens
 from personas.models import ApiToken, Server, ServerModerator, ServerSettings
 from tests.inspector.conftest import World
 

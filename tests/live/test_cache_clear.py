@@ -18,7 +18,7 @@ from django.core.cache import caches
 
 from botplatform.settings import redis_cache
 from infrastructure import best_effort
-from personas.reminders_service import REMINDERS_GROUP
+from personas.reminder_firing import REMINDERS_GROUP
 from tests.live.conftest import Layer
 from tests.services import receive_from_sync
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date
 
+from chatcontext.core.participants.model import PreparationInput
+from chatcontext.core.types import MemberInfo, PersonaAttributeInfo, PersonaInfo, SimplifiedMessage, UserRow
 from chatcontext.participants.candidates import CandidateEvidence, CandidateQuery, CandidateRow
-from chatcontext.participants.model import PreparationInput
-from chatcontext.types import MemberInfo, PersonaAttributeInfo, PersonaInfo, SimplifiedMessage, UserRow
 
 G = "100000000000000001"
 B = "200000000000000001"

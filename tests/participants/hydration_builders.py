@@ -12,10 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot
-from chatcontext.participants.items import ParticipantItems, build_participant_context_items
-from chatcontext.participants.loaders import BatchRead, LineageMemories, MemoryQuery, ReminderQuery
-from chatcontext.participants.model import (
+from chatcontext.core.participants.model import (
     ActivePersonaScope,
     ParticipantAlias,
     ParticipantDiscoveryPlan,
@@ -24,9 +21,8 @@ from chatcontext.participants.model import (
     PreparedParticipantContext,
     PublicPersonaProfile,
 )
-from chatcontext.participants.naming import NamingPreference
-from chatcontext.participants.prepare import prepare_participant_context
-from chatcontext.types import (
+from chatcontext.core.participants.naming import NamingPreference
+from chatcontext.core.types import (
     Author,
     MemberInfo,
     MemoryRow,
@@ -38,6 +34,10 @@ from chatcontext.types import (
     TriggererName,
     UserRow,
 )
+from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot
+from chatcontext.participants.items import ParticipantItems, build_participant_context_items
+from chatcontext.participants.loaders import BatchRead, LineageMemories, MemoryQuery, ReminderQuery
+from chatcontext.participants.prepare import prepare_participant_context
 from tests.participants.builders import (
     BO,
     CHANNEL,

@@ -17,8 +17,8 @@ from django.db import transaction
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcontext.core.participants.model import normalize_alias
 from chatcontext.participants.candidates import CandidateQuery, load_candidate_rows, normalize_history_text
-from chatcontext.participants.model import normalize_alias
 from personas import models as m
 from tests.participants.builders import NOW_MS
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.participants.aliases import persona_aliases
+from chatcontext.core.participants.aliases import persona_aliases
+from chatcontext.core.participants.render import BOT_STATUS_LINE, PRESENCE_HEADER
+from chatcontext.core.types import PrivacyLevel, Role
 from chatcontext.participants.discovery import discover_shared_references
 from chatcontext.participants.hydration import hydrate_participant_profiles
-from chatcontext.participants.render import BOT_STATUS_LINE, PRESENCE_HEADER
 from chatcontext.participants.scope import freeze_input
-from chatcontext.types import PrivacyLevel, Role
 from tests.participants.builders import (
     BO,
     NOW_MS,

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcontext.core.types import Author, ChatIncoming, DiscordMessage, LockedTurn, MemberInfo, UserRow
 from chatcontext.participants.candidates import (
     CandidateEvidence,
     CandidateQuery,
@@ -21,7 +22,6 @@ from chatcontext.participants.candidates import (
 from chatcontext.participants.discovery import history_text, real_mentions, standalone_position
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import request_scope_for
-from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn, MemberInfo, UserRow
 from tests.participants.builders import (
     ACTIVE,
     BO,

@@ -6,8 +6,8 @@ import regex
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from chatcontext.core.participants.model import normalize_alias
 from chatcontext.participants.discovery import AliasPrefilter, fold_ascii, standalone_position
-from chatcontext.participants.model import normalize_alias
 
 
 def test_d20_fold_maps_every_character_ignorecase_pairs_with_ascii_to_that_character() -> None:

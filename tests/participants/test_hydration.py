@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
+from chatcontext.core.participants.model import ParticipantKey
+from chatcontext.core.participants.naming import NamingPreference, format_name
+from chatcontext.core.participants.render import TASKS_HEADER
+from chatcontext.core.types import ServerMemoryRow
 from chatcontext.participants.hydration import build_conversation_corpus, hydrate_participant_profiles
-from chatcontext.participants.model import ParticipantKey
-from chatcontext.participants.naming import NamingPreference, format_name
-from chatcontext.participants.render import TASKS_HEADER
-from chatcontext.types import ServerMemoryRow
 from tests.participants.builders import BO, CHANNEL, NOW_MS, A, B, E, lilya, msg, ren, tomori
 from tests.participants.hydration_builders import (
     HOUR_MS,
@@ -164,7 +164,7 @@ def test_h04_referenced_ids_are_never_registered():
 
 
 def test_h04_without_member_the_plain_user_names_the_participant():
-    from chatcontext.types import Author
+    from chatcontext.core.types import Author
 
     deps = world_deps()
     del deps.members[BO]
@@ -384,7 +384,7 @@ def test_h22_diagnostics_hold_counts_only():
 
 
 def test_bc7_07_history_user_labels_follow_persona_naming_and_p02():
-    from chatcontext.participants.naming import history_persona_mention_labels, history_user_labels
+    from chatcontext.core.participants.naming import history_persona_mention_labels, history_user_labels
     from tests.participants.builders import alice_row, bob_row, erin_row
 
     persona = tomori(naming_prefixes={"neutral": "Master"})

@@ -11,12 +11,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from chatcontext.core.participants.model import ActivePersonaScope, PreparedParticipantContext
+from chatcontext.core.types import MemberInfo
 from chatcontext.participants.hydration import ParticipantTurn, RequestSnapshot, TurnUserReads
 from chatcontext.participants.items import ParticipantItems, build_participant_context_items
 from chatcontext.participants.loaders import DatabaseHydrationDeps
-from chatcontext.participants.model import ActivePersonaScope, PreparedParticipantContext
 from chatcontext.repository import load_server, load_user_rows_and_blacklist, persona_info, user_row
-from chatcontext.types import MemberInfo
 from personas import models as m
 from tests.participants.builders import CHANNEL, NOW_MS, B, G
 from tests.participants.hydration_builders import FakeTransport, bot_seed, participant_turn, prepared, user_seed

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.participants.aliases import (
+from chatcontext.core.participants.aliases import (
     UserNames,
     aliases_for_purpose,
     bridge_alias,
@@ -19,7 +19,7 @@ from chatcontext.participants.aliases import (
     user_aliases,
     webhook_alias,
 )
-from chatcontext.participants.model import ParticipantKey, make_alias, normalize_alias, parse_persona_id
+from chatcontext.core.participants.model import ParticipantKey, make_alias, normalize_alias, parse_persona_id
 from tests.participants.builders import BO, A, lilya, ren, tomori
 
 ALICE = ParticipantKey.discord_user(A)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chatcontext.participants.mentions import (
+from chatcontext.core.participants.mentions import (
     MentionDirectory,
     MentionTarget,
     convert_mentions,
     extend_directory,
     mention_ids,
 )
-from chatcontext.types import MemberInfo
+from chatcontext.core.types import MemberInfo
 from tests.participants.builders import BO, CHANNEL, A, B, E, G
 from tests.participants.hydration_builders import all_item_text, build, memory, prepared, user_seed, world_deps
 

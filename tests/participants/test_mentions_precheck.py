@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.participants.mentions import (
+from chatcontext.core.participants.mentions import (
     _TOKENS,
     MentionDirectory,
     MentionTarget,

@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.participants.model import normalize_alias
-from chatcontext.participants.target_index import ParticipantTargetIndex
-from chatcontext.types import Activity, MemberInfo, PersonaInfo, PrivacyLevel, UserRow
+from chatcontext.core.participants.model import normalize_alias
+from chatcontext.core.participants.target_index import ParticipantTargetIndex
+from chatcontext.core.types import Activity, MemberInfo, PersonaInfo, PrivacyLevel, UserRow
 from tests.participants.builders import NOW_MS, lilya, ren, tomori
 from tests.participants.hydration_builders import (
     FakeDeps,

@@ -1,4 +1,4 @@
-"""Placeholder filling (issue-32 review F11): one Django-free grammar, ``personas.placeholders``, that
+"""Placeholder filling (issue-32 review F11): one Django-free grammar, ``personas.values.placeholders``, that
 the prompt's mention pass is built from and the console's memory text uses, with no start-up registry."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.participants.mentions import MentionDirectory, convert_mentions
-from personas.placeholders import fill_placeholders
+from chatcontext.core.participants.mentions import MentionDirectory, convert_mentions
+from personas.values.placeholders import fill_placeholders
 
 PIECES = st.sampled_from(["{user}", "{bot}", "{{char}}", "{USER_TERM}", "@{user}", "{users}", "{", "}", " ", "x", "\n"])
 NAMES = st.lists(st.sampled_from(["{bot}", "{user}", "M", "i", "@", " "]), max_size=6).map("".join)
@@ -29,7 +29,7 @@ def test_a_name_reading_a_placeholder_is_not_filled_again() -> None:
 
 def test_filling_needs_neither_django_nor_a_ready_app() -> None:
     code = (
-        "import sys; from personas.placeholders import fill_placeholders as f; "
+        "import sys; from personas.values.placeholders import fill_placeholders as f; "
         "assert f('{bot} knows {user}', 'Mina', 'Tomori') == 'Tomori knows Mina'; "
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)"
     )

@@ -6,13 +6,13 @@ from __future__ import annotations
 import itertools
 import json
 
+from chatcontext.core.participants.model import ParticipantKey
+from chatcontext.core.types import MemberInfo, UserRow
 from chatcontext.participants.candidates import CandidateRow
 from chatcontext.participants.discovery import member_directory_for
-from chatcontext.participants.model import ParticipantKey
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import ParticipantRequestScope
 from chatcontext.participants.sources import ParticipantCandidate, SourceRegistration, build_source_registry
-from chatcontext.types import MemberInfo, UserRow
 from tests.participants.builders import (
     ACTIVE,
     BO,

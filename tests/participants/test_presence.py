@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from chatcontext.core.participants.presence import describe_activity, format_duration, member_presence
+from chatcontext.core.types import Activity, MemberInfo, Role
 from chatcontext.participants.hydration import hydrate_participant_profiles
-from chatcontext.participants.presence import describe_activity, format_duration, member_presence
-from chatcontext.types import Activity, MemberInfo, Role
 from tests.participants.builders import BO, NOW_MS, A, G
 from tests.participants.hydration_builders import build, ms, participant_turn, prepared, server, user_seed, world_deps
 

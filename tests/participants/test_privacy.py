@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from chatcontext.core.participants.render import PING_INSTRUCTION_IMPERSONATION
+from chatcontext.core.types import Activity, PrivacyLevel, Role
 from chatcontext.participants.hydration import hydrate_participant_profiles
 from chatcontext.participants.loaders import BatchRead
-from chatcontext.participants.render import PING_INSTRUCTION_IMPERSONATION
-from chatcontext.types import Activity, PrivacyLevel, Role
 from tests.participants.builders import BO, A, E, G, erin_row
 from tests.participants.hydration_builders import (
     alice_snapshot,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from chatcontext.core.types import PrivacyLevel
 from chatcontext.participants.projection import participant_payload
-from chatcontext.types import PrivacyLevel
 from tests.participants.builders import BO, A
 from tests.participants.hydration_builders import build, memory, prepared, user_seed, world_deps
 

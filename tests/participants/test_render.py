@@ -6,20 +6,20 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext.participants.items import render_clock
-from chatcontext.participants.render import (
+from chatcontext.core.participants.render import (
     PROFILE_HEADER,
     RenderClock,
     render_participant_prompt,
 )
-from chatcontext.participants.timefmt import (
+from chatcontext.core.participants.timefmt import (
     format_clock,
     format_reminder,
     format_schedule_time,
     time_of_day_phrase,
     utc_label,
 )
-from chatcontext.types import Activity, MemberInfo, UserRow
+from chatcontext.core.types import Activity, MemberInfo, UserRow
+from chatcontext.participants.items import render_clock
 from tests.participants.builders import BO, CHANNEL, NOW_MS, A, msg
 from tests.participants.hydration_builders import (
     bot_seed,

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from chatcontext.participants.model import PreparationInput
+from chatcontext.core.participants.model import PreparationInput
+from chatcontext.core.types import Author, ChatIncoming, DiscordMessage, LockedTurn
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.scope import (
     ParticipantRequestScope,
@@ -20,7 +21,6 @@ from chatcontext.participants.scope import (
     freeze_input,
     request_scope_for,
 )
-from chatcontext.types import Author, ChatIncoming, DiscordMessage, LockedTurn
 from tests.participants.builders import (
     BO,
     CHANNEL,

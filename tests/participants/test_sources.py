@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from botplatform.settings import env_tunable
-from chatcontext.participants.aliases import UserNames, user_aliases
-from chatcontext.participants.model import ParticipantKey
+from chatcontext.core.participants.aliases import UserNames, user_aliases
+from chatcontext.core.participants.model import ParticipantKey
 from chatcontext.participants.prepare import prepare_participant_context
 from chatcontext.participants.sources import (
     ParticipantCandidate,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from chatcontext.participants.model import ParticipantKey, ParticipantSeed
-from chatcontext.participants.target_index import (
+from chatcontext.core.participants.model import ParticipantKey, ParticipantSeed
+from chatcontext.core.participants.target_index import (
     ParticipantTargetIndex,
     TargetReference,
     can_ping,
@@ -18,8 +18,8 @@ from chatcontext.participants.target_index import (
     references_from_index,
     resolve_user_argument,
 )
+from chatcontext.core.types import ContextItem, ContextItemTag, MemberInfo, TextPart
 from chatcontext.repository import resolve_single_owner_triggers
-from chatcontext.types import ContextItem, ContextItemTag, MemberInfo, TextPart
 from tests.participants.builders import BO, A, B, lilya, ren, tomori
 from tests.participants.hydration_builders import (
     alice_snapshot,

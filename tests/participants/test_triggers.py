@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatcontext.participants.triggers import persona_triggered, trigger_matches, triggered_personas
+from chatcontext.core.participants.triggers import persona_triggered, trigger_matches, triggered_personas
 from tests.participants.builders import lilya, personas, ren, tomori
 
 

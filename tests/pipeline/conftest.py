@@ -10,14 +10,14 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ChatTurnContext
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,
     snapshot_turn,
     validate_snapshot,
 )
-from chatcontext.types import ChatTurnContext
 from tests.paths import EXAMPLE
 
 

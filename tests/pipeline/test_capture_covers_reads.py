@@ -21,11 +21,11 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from chatcontext import repository
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import PersonaInfo, ServerConfig, UserRow
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, schema, snapshot_turn, validate_snapshot
 from chatcontext.snapshot.capture import CAPTURED_TABLES, persona_json, settings_keys
-from chatcontext.types import PersonaInfo, ServerConfig, UserRow
 from personas import models as m
 from tests.paths import EXAMPLE
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from chatcontext.serialize import dumps_output, turn_output
-from chatcontext.types import ChatTurnContext, ContextItemTag, SimplifiedMessage
+from chatcontext.core.serialize import dumps_output, turn_output
+from chatcontext.core.types import ChatTurnContext, ContextItemTag, SimplifiedMessage
 from tests.pipeline.conftest import example_doc
 
 pytestmark = pytest.mark.django_db

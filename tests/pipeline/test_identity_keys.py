@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ChatTurnContext, ContextItemTag
 from chatcontext.replay import replay_snapshot
-from chatcontext.types import ChatTurnContext, ContextItemTag
 from tests.markers import BOTH
 from tests.pipeline.documents import MINUTE_MS, PERSONA_HOOK_AUTHOR, START_MS, base_document, message_json
 

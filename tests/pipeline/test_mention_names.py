@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ChatTurnContext
 from chatcontext.replay import replay_snapshot
-from chatcontext.types import ChatTurnContext
 from tests.markers import BOTH
 from tests.pipeline.documents import BOT_AUTHOR, MINUTE_MS, START_MS, base_document, message_json
 

@@ -10,12 +10,12 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import UserRow
 from chatcontext.personalization import PersonalizationCache, UserReadSource
 from chatcontext.pipeline import build_turn_context
 from chatcontext.repository import PersonalizationVersions, UserReads
 from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
-from chatcontext.types import UserRow
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR

@@ -24,11 +24,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from bot.discord.exts import members
 from chatcontext import repository
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ContextItem
 from chatcontext.personalization import PersonalizationCache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn, validate_snapshot
-from chatcontext.types import ContextItem
 from community.forget import forget_user
 from community.retention import prune_prompt_records
 from personas import actions

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ChatTurnContext
 from chatcontext.replay import replay_snapshot
-from chatcontext.types import ChatTurnContext
 from tests.budgets import database_property
 from tests.pipeline.documents import (
     marker,

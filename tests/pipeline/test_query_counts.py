@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,

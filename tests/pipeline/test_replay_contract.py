@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcontext.core.snapshot_format import ROOT_PATH, format_path, validate_schema
 from chatcontext.snapshot import SnapshotError, parse_members, parse_messages, transcript_cache, validate_snapshot
-from chatcontext.snapshot.validation import ROOT_PATH, format_path, validate_schema
 from tests.markers import BOTH
 from tests.paths import EXAMPLE, EXAMPLES
 from tests.pipeline.replay_cli import run, write

@@ -11,12 +11,12 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 
-from chatcontext import short_term_memory
-from chatcontext.config import StageConfig
+from chatcontext.core import short_term_memory
+from chatcontext.core.config import StageConfig
+from chatcontext.core.short_term_memory import TOOL_NAME
+from chatcontext.core.types import ChatTurnContext, ContextItemTag, ShortTermNote
 from chatcontext.pipeline import build_turn_context
-from chatcontext.short_term_memory import TOOL_NAME
 from chatcontext.snapshot import load_snapshot_rows, snapshot_turn
-from chatcontext.types import ChatTurnContext, ContextItemTag, ShortTermNote
 from tests.pipeline.conftest import example_doc
 
 pytestmark = pytest.mark.django_db

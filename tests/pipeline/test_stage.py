@@ -12,13 +12,13 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.types import ChatTurn, ChatTurnContext, LockedTurn
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import (
     load_snapshot_rows,
     snapshot_turn,
 )
-from chatcontext.types import ChatTurn, ChatTurnContext, LockedTurn
 from tests.pipeline.conftest import assemble, example_doc
 from tests.pipeline.documents import generate_snapshot
 

@@ -13,7 +13,7 @@ from hypothesis import given
 
 from bot.conversation.steering import Kind, summary_prompt
 from bot.conversation.tools.base import history_authors
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from tests.budgets import database_property
 from tests.pipeline.documents import marker

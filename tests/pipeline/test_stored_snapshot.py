@@ -30,18 +30,10 @@ from bot.conversation.db import in_callers_transaction
 from bot.conversation.providers import build_provider, provider_config
 from bot.conversation.runner import TurnJob, TurnRunner
 from bot.conversation.state import ServerState, read_author_state
-from chatcontext.config import StageConfig
-from chatcontext.management.commands import minimise_snapshots
-from chatcontext.memory_transport import InMemoryTransport
-from chatcontext.models import PromptRecord
-from chatcontext.pipeline import build_turn_context
-from chatcontext.records.store import TurnRecord, record_turn
-from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import dumps_output, turn_output
-from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
-from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
-from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
-from chatcontext.types import (
+from chatcontext.core.config import StageConfig
+from chatcontext.core.memory_transport import InMemoryTransport
+from chatcontext.core.serialize import dumps_output, turn_output
+from chatcontext.core.types import (
     Author,
     ChatTurnContext,
     DiscordMessage,
@@ -50,6 +42,14 @@ from chatcontext.types import (
     Reaction,
     ReactionEmoji,
 )
+from chatcontext.management.commands import minimise_snapshots
+from chatcontext.models import PromptRecord
+from chatcontext.pipeline import build_turn_context
+from chatcontext.records.store import TurnRecord, record_turn
+from chatcontext.replay import replay_snapshot
+from chatcontext.snapshot import SnapshotTurn, load_snapshot_rows, snapshot_turn, validate_snapshot
+from chatcontext.snapshot.capture import capture_snapshot, read_snapshot
+from chatcontext.snapshot.minimise import FULL_USER_KEYS, WITHHELD, minimise_snapshot
 from personas import models as m
 from tests.budgets import database_property
 from tests.markers import BOTH

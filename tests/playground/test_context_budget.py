@@ -7,9 +7,9 @@ from __future__ import annotations
 from bot.conversation.budget import CALIBRATION, MAX_SCALE, context_budget
 from bot.conversation.providers import ProviderConfig
 from bot.playground.service import send_playground_message
-from chatcontext.budget import BUDGET_REASON
+from chatcontext.core.budget import BUDGET_REASON
+from chatcontext.core.tokens import count_text
 from chatcontext.records.inspector import exclusion_entries
-from chatcontext.tokens import count_text
 from tests.playground.conftest import MINA
 
 

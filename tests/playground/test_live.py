@@ -16,8 +16,8 @@ from django.contrib.auth.models import AnonymousUser
 from bot.conversation.providers import EchoProvider, OpenAICompatProvider
 from bot.playground.service import playground_runner, post_playground_message
 from botplatform.routing import websocket_urlpatterns
+from chatcontext.core.types import ContextItem, TextPart
 from chatcontext.records.consumers import FORBIDDEN
-from chatcontext.types import ContextItem, TextPart
 from personas.models import Server, ServerModerator
 from tests.bot.fake_llm import FakeLLMServer
 from tests.playground.conftest import MINA, Demo

@@ -20,8 +20,8 @@ from bot.playground import service
 from bot.playground.models import PlaygroundMessage
 from bot.playground.notes import SKIP_NOTES, TRANSCRIPTION_NOTES, message_notes
 from chatcontext.models import PromptRecord
+from chatcontext.voice.engine.transcribe import FailureReason
 from chatcontext.voice.tasks import TranscriptionOutcome
-from chatcontext.voice.transcribe import FailureReason
 from personas.models import ServerModerator
 from tests.playground.conftest import MINA, REI, Demo
 from tests.playground.turns import FailingProvider, post

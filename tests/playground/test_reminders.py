@@ -1,5 +1,5 @@
 """Reminders in the embedded default (issue 15 item 7): without Redis the web process fires the
-playground channels' reminders itself (``bot.playground.reminders``), the bot process the others,
+playground channels' reminders itself (``bot.playground.reminder_listener``), the bot process the others,
 with the claim, accept and acknowledge of the Celery path. Time is moved by the scheduler's clock,
 never slept through."""
 
@@ -21,12 +21,12 @@ from bot.conversation.reminder_scheduler import ReminderScheduler
 from bot.discord.exts.reminders import discord_reminders
 from bot.playground import live
 from bot.playground.models import PlaygroundMessage
+from bot.playground.reminder_listener import PlaygroundReminders
 from bot.playground.reminder_scope import is_playground_channel, playground_reminders
-from bot.playground.reminders import PlaygroundReminders
 from bot.playground.service import post_playground_message
 from botplatform.management.commands.serve import Command as ServeCommand
 from personas import models as m
-from personas.reminders_service import DueReminder, fire_due_reminders
+from personas.reminder_firing import DueReminder, fire_due_reminders
 from tests.bot.fake_llm import tool_round
 from tests.playground.conftest import MINA, Demo
 from tests.playground.turns import record_panel, use_llm

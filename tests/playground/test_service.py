@@ -30,11 +30,11 @@ from bot.playground.service import (
     server_state,
 )
 from bot.playground.transport import PlaygroundTransport
+from chatcontext.core.serialize import turn_output
+from chatcontext.core.types import ContextItem
 from chatcontext.models import PromptRecord
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import turn_output
 from chatcontext.snapshot import validate_snapshot
-from chatcontext.types import ContextItem
 from personas import actions
 from personas.models import DiscordUser, Persona, PrivacyLevel, Reminder, ServerEmoji
 from tests.actors import TEST_ACTOR

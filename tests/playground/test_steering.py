@@ -15,8 +15,8 @@ from django.urls import reverse
 from bot.conversation.steering import COMPACT_REFUSED, REFRESH_REFUSED, REFRESHED
 from bot.playground.models import PlaygroundMessage
 from bot.playground.service import PlaygroundOutcome, post_playground_message
+from chatcontext.core.short_term_memory import DUE_AFTER_MESSAGES
 from chatcontext.models import PromptRecord
-from chatcontext.short_term_memory import DUE_AFTER_MESSAGES
 from personas import actions
 from personas import models as m
 from tests.actors import TEST_ACTOR

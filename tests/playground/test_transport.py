@@ -9,9 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from bot.playground import store
 from bot.playground.models import PlaygroundMessage, allocate_snowflakes
 from bot.playground.transport import PlaygroundTransport
+from chatcontext.core.transport import TransportError
+from chatcontext.core.types import Author, Reaction, ReactionEmoji
 from chatcontext.repository import persona_info
-from chatcontext.transport import TransportError
-from chatcontext.types import Author, Reaction, ReactionEmoji
 from personas.management.commands.load_demo import DEMO_CHANNEL_DISC_ID, DEMO_ROLE_MODERATOR
 from personas.models import DiscordUser, ServerMember
 from tests.playground.conftest import BOT, JUN, MINA, NOW_MS, REI, Demo

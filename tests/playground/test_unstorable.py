@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from bot.playground import store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
+from chatcontext.core.storable import UNSTORABLE
 from chatcontext.models import PromptRecord
-from chatcontext.storable import UNSTORABLE
 from personas import models as m
 from tests.bot.fake_llm import UNSTORABLE_REPLY, FakeLLMServer, tool_round
 from tests.playground.conftest import MINA, NOW_MS, Demo

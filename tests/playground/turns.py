@@ -16,8 +16,8 @@ from bot.playground.service import (
     PlaygroundOutcome,
     post_playground_message,
 )
+from chatcontext.core.types import ContextItem
 from chatcontext.models import PromptRecord
-from chatcontext.types import ContextItem
 from personas import models as m
 from tests.bot.fake_llm import FakeLLMServer
 from tests.playground.conftest import Demo

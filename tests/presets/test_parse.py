@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcontext.preset import Preset
+from chatcontext.core.preset import Preset
 from personas.presets import MAX_PRESET_BYTES, PresetError, parse_preset
 from tests.presets.preset_files import DEFAULT, real_preset
 

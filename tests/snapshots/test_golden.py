@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.serialize import dumps_output, turn_output
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import load_snapshot_json, validate_snapshot
 from chatcontext.snapshot.minimise import minimise_snapshot
 from tests.paths import EXAMPLES

@@ -21,9 +21,9 @@ from bot.conversation.providers.base import (
 from bot.conversation.providers.echo import EchoProvider
 from bot.conversation.providers.fallback import EndpointChain
 from bot.conversation.providers.openai_compat import ATTEMPTS, OpenAICompatProvider, one_line
-from chatcontext.types import ContextItem, JSONDict, TextPart
+from chatcontext.core.types import ContextItem, JSONDict, TextPart
 from personas.models import ServerSettings
-from personas.sampling import Sampling
+from personas.values.sampling import Sampling
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatcontext.storable import storable_json_text, storable_text
-from chatcontext.types import ContextItem, ContextItemTag, ImagePart
+from chatcontext.core.storable import storable_json_text, storable_text
+from chatcontext.core.types import ContextItem, ContextItemTag, ImagePart
 
 ROLE_TO_OPENAI = {"system": "system", "user": "user", "model": "assistant"}
 
@@ -49,7 +49,7 @@ class ToolCall:
     arguments: str
 
     def __post_init__(self) -> None:
-        # Made storable here, the one door every provider's output passes (chatcontext.storable).
+        # Made storable here, the one door every provider's output passes (chatcontext.core.storable).
         object.__setattr__(self, "id", storable_text(self.id))
         object.__setattr__(self, "name", storable_text(self.name))
         object.__setattr__(self, "arguments", storable_json_text(self.arguments))
@@ -69,7 +69,7 @@ class GenerationResult:
 
     def __post_init__(self) -> None:
         # A reply with a NUL or a lone surrogate was delivered, then failed its record: cleaned here,
-        # whichever provider wrote it, before anything shows or stores it (chatcontext.storable).
+        # whichever provider wrote it, before anything shows or stores it (chatcontext.core.storable).
         object.__setattr__(self, "text", storable_text(self.text))
 
 

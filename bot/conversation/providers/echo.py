@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from bot.conversation.providers.base import DeltaSink, GenerationResult
-from chatcontext.types import ContextItem, ContextItemTag
+from chatcontext.core.types import ContextItem, ContextItemTag
 
 MAX_ECHOED_CHARS = 300
 

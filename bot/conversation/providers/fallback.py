@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.conversation.providers.base import DeltaSink, GenerationResult, ProviderError, ToolSpec
 from bot.conversation.providers.openai_compat import OpenAICompatProvider
-from chatcontext.types import ContextItem, JSONDict
+from chatcontext.core.types import ContextItem, JSONDict
 
 logger = logging.getLogger(__name__)
 

@@ -38,9 +38,9 @@ from bot.conversation.providers.base import (
     ToolSpec,
     to_chat_messages,
 )
-from chatcontext.storable import storable_text
-from chatcontext.types import ContextItem
-from personas.sampling import Sampling
+from chatcontext.core.storable import storable_text
+from chatcontext.core.types import ContextItem
+from personas.values.sampling import Sampling
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from bot.conversation.db import Db
 from bot.conversation.providers import ToolSpec
 from bot.conversation.tools.notices import Notice
-from chatcontext.participants.target_index import TargetReference, is_snowflake, resolve_user_argument
-from chatcontext.types import ChatTurnContext
+from chatcontext.core.participants.target_index import TargetReference, is_snowflake, resolve_user_argument
+from chatcontext.core.types import ChatTurnContext
 from personas.actions.actor import Actor
 from personas.provenance import WrittenRow
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.conversation.tools.base import Tool
 from bot.conversation.tools.registry import FAMILY_INTENTS, TOOLS
-from chatcontext.types import ShortTermNote, StreamingContext
+from chatcontext.core.types import ShortTermNote, StreamingContext
 from personas import models as m
 
 # What the persona writes of its own accord; the server's self-teaching switch turns these off.

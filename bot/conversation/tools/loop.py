@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from bot.conversation.providers import DeltaSink, GenerationResult, Provider, ToolCall
 from bot.conversation.tools.base import Tool, ToolOutcome, ToolTurn
 from bot.conversation.tools.notices import Notice
-from chatcontext.types import ContextItem
+from chatcontext.core.types import ContextItem
 from personas.metrics import TOOL_CALLS
 from personas.provenance import WrittenRow
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from chatcontext.participants.model import normalize_alias
-from chatcontext.participants.target_index import ParticipantTargetIndex, can_ping
+from chatcontext.core.participants.model import normalize_alias
+from chatcontext.core.participants.target_index import ParticipantTargetIndex, can_ping
 
 _HANDLE = re.compile(r"(?<![\w<@])@([\w.\-]{1,32})")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatcontext.notices import EN_US, kind_for_key
+from chatcontext.core.notices import EN_US, kind_for_key
 
 NOTICE_COLOR = 0x5865F2
 

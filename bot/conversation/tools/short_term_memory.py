@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from bot.conversation.tools.base import Tool, ToolArgs, ToolOutcome, ToolTurn, history_authors, refusal
-from chatcontext.short_term_memory import TOOL_NAME
+from chatcontext.core.short_term_memory import TOOL_NAME
 from personas import actions
 from personas import models as m
 from personas.provenance import Provenance, WrittenRow

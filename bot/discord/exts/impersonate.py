@@ -28,8 +28,8 @@ from bot.discord.delivery import SAFE_MENTIONS, Delivery, split_message
 from bot.discord.exts._interactions import FULL_ASKER, interaction_server, reply
 from bot.discord.turns import DiscordOutlet, refused
 from chatcontext import repository
+from chatcontext.core.types import ChatIncoming, DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
 from chatcontext.records.commands import TurnCommand
-from chatcontext.types import ChatIncoming, DiscordMessage, LockedTurn, PersonaInfo, ReplyNoticeState
 from personas import models as m
 
 if TYPE_CHECKING:

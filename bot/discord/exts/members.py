@@ -17,8 +17,8 @@ from django.db.models import Q
 
 from bot.conversation.state import ServerState
 from bot.discord.exts._interactions import interaction_server, reply
+from chatcontext.core.types import PersonaInfo
 from chatcontext.models import PromptRecord
-from chatcontext.types import PersonaInfo
 from community.export import build_user_export, export_file
 from personas import actions
 from personas import models as m

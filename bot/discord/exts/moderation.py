@@ -21,8 +21,8 @@ from bot.discord.exts._interactions import (
     reply,
 )
 from bot.discord.exts.members import pick_persona
+from chatcontext.core.types import PersonaInfo
 from chatcontext.models import PromptRecord
-from chatcontext.types import PersonaInfo
 
 PROMPT_PREVIEW_CHARS = 300
 PROMPT_COMMAND_OFF = (

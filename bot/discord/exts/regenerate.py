@@ -25,10 +25,10 @@ from bot.discord.exts._interactions import interaction_server, reply
 from bot.discord.regenerate_button import RegenerateButton
 from bot.discord.transport import to_discord_message
 from bot.discord.turns import ReplyToTrigger, as_member, refused
+from chatcontext.core.regeneration import channel_recorder
+from chatcontext.core.types import PersonaInfo, ReplyNoticeState
 from chatcontext.models import PromptRecord
 from chatcontext.records.commands import TurnCommand
-from chatcontext.regeneration import channel_recorder
-from chatcontext.types import PersonaInfo, ReplyNoticeState
 
 if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin

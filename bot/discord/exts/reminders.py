@@ -1,5 +1,5 @@
 """Reminder occurrences from the dispatcher, received over the Channels layer group
-``bot.reminders`` (``personas.reminders_service.ChannelLayerDispatcher``): from the Celery beat
+``bot.reminders`` (``personas.reminder_firing.ChannelLayerDispatcher``): from the Celery beat
 with Redis, from this process's own scheduler without it (``bot.conversation.reminder_scheduler``:
 started when the bot was created with ``embedded_reminders``, which ``runbot`` sets without
 ``REDIS_URL``; it claims every reminder but the playground channels', which the web process fires).
@@ -12,7 +12,7 @@ already taken, and then nothing is posted), and it becomes a persona turn in its
 behind that channel's other turns (``bot.discord.reminder_turns``), whose post is confirmed
 (``acknowledge_delivery``). A failure is reported back so the occurrence is retried or marked
 failed (``report_delivery_failure``); an occurrence no process takes or confirms comes back when its
-lease runs out (``personas.reminders_service``).
+lease runs out (``personas.reminder_firing``).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from discord.ext import commands
 from django.db.models import Q
 
 from bot.conversation.reminder_scheduler import ReminderScheduler, receive_occurrences
-from bot.conversation.reminders import report_failure
+from bot.conversation.reminder_turn_rules import report_failure
 from bot.discord.reminder_turns import reminder_job
 from bot.playground.reminder_scope import is_playground_channel, playground_reminders
-from personas.reminders_service import DueReminder, accept_delivery
+from personas.reminder_firing import DueReminder, accept_delivery
 
 if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin

@@ -32,8 +32,8 @@ from bot.discord.delivery import SAFE_MENTIONS, Delivery, notice_embed, send_as_
 from bot.discord.exts._interactions import FULL_ASKER, interaction_server, reply
 from bot.discord.turns import DiscordOutlet, refused
 from chatcontext import repository
+from chatcontext.core.types import ChatIncoming, LockedTurn, PersonaInfo, ReplyNoticeState
 from chatcontext.records.commands import TurnCommand
-from chatcontext.types import ChatIncoming, LockedTurn, PersonaInfo, ReplyNoticeState
 from personas import models as m
 
 if TYPE_CHECKING:

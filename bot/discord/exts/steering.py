@@ -34,7 +34,7 @@ from bot.discord.exts._interactions import answer_later, interaction_server, rep
 from bot.discord.reminder_turns import latest_message, synthetic_trigger
 from bot.discord.transport import to_discord_message
 from bot.discord.turns import DiscordOutlet, as_member
-from chatcontext.types import ChatIncoming, LockedTurn
+from chatcontext.core.types import ChatIncoming, LockedTurn
 
 if TYPE_CHECKING:
     from bot.discord.client import PlatformBotMixin

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatcontext.transcripts import MemoryTranscriptCache, TranscriptCache
+from chatcontext.core.transcripts import MemoryTranscriptCache, TranscriptCache
 from chatcontext.voice.cache import shared_cache
 from chatcontext.voice.tasks import transcribe_attachment
 

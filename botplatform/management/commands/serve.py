@@ -4,7 +4,7 @@ Runs the ASGI application (HTTP and websockets) under daphne, serves the admin's
 itself when DEBUG is on (no whitenoise, no collectstatic needed for a local start), and starts the
 Discord bot (``manage.py runbot``) as a child process when DISCORD_TOKEN is set, restarted with
 capped exponential backoff when it exits. It also posts the
-playground channels' reminders (``bot.playground.reminders``), and without Redis fires them itself
+playground channels' reminders (``bot.playground.reminder_listener``), and without Redis fires them itself
 every few seconds (the bot child fires the others). At start it notes the playground messages whose
 turn was cut off by a stopped process (``bot.playground.store.note_interrupted_turns``).
 """
@@ -27,7 +27,7 @@ from django.db import DatabaseError, close_old_connections
 from botplatform.logging_filters import mask_ids
 
 if TYPE_CHECKING:
-    from bot.playground.reminders import PlaygroundReminders
+    from bot.playground.reminder_listener import PlaygroundReminders
 
 logger = logging.getLogger("botplatform.serve")
 
@@ -215,7 +215,7 @@ class Command(BaseCommand):
     def playground_reminders(self) -> PlaygroundReminders:
         """The playground's reminder listener; it fires them itself only without Redis (with Redis
         the Celery beat does, and a second claimer would only add load)."""
-        from bot.playground.reminders import PlaygroundReminders
+        from bot.playground.reminder_listener import PlaygroundReminders
 
         return PlaygroundReminders(embedded=not settings.REDIS_URL)
 

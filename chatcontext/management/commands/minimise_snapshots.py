@@ -16,13 +16,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from chatcontext.config import StageConfig
+from chatcontext.core.config import StageConfig
+from chatcontext.core.serialize import dumps_output, turn_output
+from chatcontext.core.types import JSONDict
 from chatcontext.records.models import PromptRecord
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import dumps_output, turn_output
 from chatcontext.snapshot import SnapshotError, validate_snapshot
 from chatcontext.snapshot.minimise import minimise_snapshot
-from chatcontext.types import JSONDict
 
 MINIMISED, MINIMAL = "minimised", "already minimal"
 DIFFERS, UNREPLAYABLE = "kept: the replay would differ", "kept: not replayable"

@@ -9,10 +9,10 @@ from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from chatcontext.core.serialize import dumps_output, render_text, turn_output
 from chatcontext.records.models import PromptRecord
 from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
-from chatcontext.serialize import dumps_output, render_text, turn_output
 from chatcontext.snapshot import SnapshotError, load_snapshot_json
 from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.stage_settings import stage_config

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from chatcontext.core.participants.model import (
+    ActivePersonaScope,
+    HiddenReason,
+    ParticipantKey,
+    ParticipantProfileField,
+)
+from chatcontext.core.participants.naming import naming_line
+from chatcontext.core.participants.presence import member_presence
+from chatcontext.core.participants.timefmt import format_reminder, utc_label
+from chatcontext.core.types import MemberInfo, MemoryRow, ReminderRow
 from chatcontext.participants.hydration.identity import convert
 from chatcontext.participants.hydration.state import HydrationRun, MemoryEntry, UserState
-from chatcontext.participants.model import ActivePersonaScope, HiddenReason, ParticipantKey, ParticipantProfileField
-from chatcontext.participants.naming import naming_line
-from chatcontext.participants.presence import member_presence
-from chatcontext.participants.timefmt import format_reminder, utc_label
-from chatcontext.types import MemberInfo, MemoryRow, ReminderRow
 
 # H-11: the core kinds and their orders; hydration produces no other kind (H-20).
 CORE_FIELD_ORDERS: dict[str, int] = {

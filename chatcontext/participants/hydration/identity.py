@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from chatcontext.participants.aliases import UserNames
-from chatcontext.participants.aliases import user_aliases as alias_candidates
-from chatcontext.participants.hydration.state import HydrationRun, UserState
-from chatcontext.participants.mentions import MentionTarget, convert_mentions
-from chatcontext.participants.model import ParticipantAlias
-from chatcontext.participants.naming import (
+from chatcontext.core.participants.aliases import UserNames
+from chatcontext.core.participants.aliases import user_aliases as alias_candidates
+from chatcontext.core.participants.mentions import MentionTarget, convert_mentions
+from chatcontext.core.participants.model import ParticipantAlias
+from chatcontext.core.participants.naming import (
     NamingPreference,
     base_display_name,
     live_name,
     persona_relative_name,
     saved_name_allowed,
 )
+from chatcontext.participants.hydration.state import HydrationRun, UserState
 
 
 def resolve_identity(

@@ -7,6 +7,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from chatcontext.core.participants.mentions import MentionDirectory, extend_directory
+from chatcontext.core.participants.model import (
+    HydratedParticipantProfile,
+    ParticipantSeed,
+    PreparedParticipantContext,
+)
+from chatcontext.core.participants.naming import primary_alias, saved_name_allowed
+from chatcontext.core.types import MemoryRow, ReminderRow, SimplifiedMessage
 from chatcontext.participants.hydration.fields import user_fields
 from chatcontext.participants.hydration.identity import register_mention_targets, resolve_identity, user_aliases
 from chatcontext.participants.hydration.other_profiles import (
@@ -19,15 +27,7 @@ from chatcontext.participants.hydration.other_profiles import (
 from chatcontext.participants.hydration.reads import load_memories, load_naming_preferences, load_reminders, load_users
 from chatcontext.participants.hydration.state import HydrationResult, HydrationRun, ParticipantTurn, UserState
 from chatcontext.participants.loaders import HydrationDeps
-from chatcontext.participants.mentions import MentionDirectory, extend_directory
-from chatcontext.participants.model import (
-    HydratedParticipantProfile,
-    ParticipantSeed,
-    PreparedParticipantContext,
-)
-from chatcontext.participants.naming import primary_alias, saved_name_allowed
 from chatcontext.participants.sources import MENTIONABLE
-from chatcontext.types import MemoryRow, ReminderRow, SimplifiedMessage
 
 
 def build_conversation_corpus(history: Iterable[SimplifiedMessage], *, memory_tagging_enabled: bool) -> str | None:

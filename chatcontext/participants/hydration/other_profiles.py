@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from chatcontext.participants.aliases import bridge_alias
-from chatcontext.participants.hydration.fields import appearance_line, clean_tags, profile_field
-from chatcontext.participants.hydration.identity import convert
-from chatcontext.participants.hydration.state import HydrationRun
-from chatcontext.participants.model import (
+from chatcontext.core.participants.aliases import bridge_alias
+from chatcontext.core.participants.model import (
     HiddenReason,
     HydratedParticipantProfile,
     ParticipantKey,
@@ -18,9 +15,12 @@ from chatcontext.participants.model import (
     PublicPersonaProfile,
     make_alias,
 )
-from chatcontext.participants.render import BOT_STATUS_LINE, TASKS_HEADER, UNKNOWN_STATUS_LINE
-from chatcontext.participants.timefmt import format_reminder
-from chatcontext.types import ReminderRow
+from chatcontext.core.participants.render import BOT_STATUS_LINE, TASKS_HEADER, UNKNOWN_STATUS_LINE
+from chatcontext.core.participants.timefmt import format_reminder
+from chatcontext.core.types import ReminderRow
+from chatcontext.participants.hydration.fields import appearance_line, clean_tags, profile_field
+from chatcontext.participants.hydration.identity import convert
+from chatcontext.participants.hydration.state import HydrationRun
 
 
 def bot_profile(run: HydrationRun, seed: ParticipantSeed) -> HydratedParticipantProfile:

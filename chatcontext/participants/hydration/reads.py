@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from chatcontext.core.participants.model import ParticipantKey, ParticipantSeed
+from chatcontext.core.participants.naming import NamingPreference
+from chatcontext.core.types import Author, MemberInfo, MemoryRow, PrivacyLevel, ReminderRow, ServerMemoryRow, UserRow
 from chatcontext.participants.hydration.calls import fail_closed_read
 from chatcontext.participants.hydration.fields import memory_hidden_reason
 from chatcontext.participants.hydration.state import HydrationRun, UserState
 from chatcontext.participants.loaders import MemoryQuery, ReminderQuery
-from chatcontext.participants.model import ParticipantKey, ParticipantSeed
-from chatcontext.participants.naming import NamingPreference
-from chatcontext.types import Author, MemberInfo, MemoryRow, PrivacyLevel, ReminderRow, ServerMemoryRow, UserRow
 
 
 def _load_member(run: HydrationRun, disc_id: str) -> MemberInfo | None:

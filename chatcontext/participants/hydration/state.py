@@ -7,18 +7,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatcontext.participants.hydration.calls import DependencyCalls
-from chatcontext.participants.loaders import HydrationDeps
-from chatcontext.participants.mentions import MentionDirectory
-from chatcontext.participants.model import (
+from chatcontext.core.participants.mentions import MentionDirectory
+from chatcontext.core.participants.model import (
     ActivePersonaScope,
     HydratedParticipantProfile,
     ParticipantKey,
     ParticipantSeed,
     PreparedParticipantContext,
 )
-from chatcontext.participants.naming import NamingPreference, PersonaRelativeName
-from chatcontext.types import (
+from chatcontext.core.participants.naming import NamingPreference, PersonaRelativeName
+from chatcontext.core.types import (
     Author,
     MemberInfo,
     PersonaInfo,
@@ -28,6 +26,8 @@ from chatcontext.types import (
     TriggererName,
     UserRow,
 )
+from chatcontext.participants.hydration.calls import DependencyCalls
+from chatcontext.participants.loaders import HydrationDeps
 
 
 @dataclass(frozen=True)

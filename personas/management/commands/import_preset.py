@@ -1,7 +1,7 @@
 """``manage.py import_preset FILE --server ID --persona NAME``: a SillyTavern chat-completion preset
 for one persona (issue 31 item 4, README "Bringing characters").
 
-The preset orders the persona's prompt (``chatcontext.preset``) and its sampling settings become the
+The preset orders the persona's prompt (``chatcontext.core.preset``) and its sampling settings become the
 persona's (``personas.actions.import_preset``). Prints one line naming what was imported. A file that
 cannot be read or is no usable preset, an unknown server or persona: one line on stderr, exit status
 2, nothing written.
