@@ -9,7 +9,7 @@ is the chat messages the provider is sent (``bot.conversation.providers.to_chat_
 as their JSON bytes, the way a provider compares a request with the cached one.
 
 Imported by ``bench/run_all.py`` (section ``conversation``) and by
-``tests/playground/test_prefix_cache.py``, so the README's figure and the test's are one measure.
+``tests/bot/playground/test_prefix_cache.py``, so the README's figure and the test's are one measure.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from botplatform.celery import app
 from botplatform.settings import REDIS_URL
-from tests.background import atomic_filesystem
+from tests.botplatform.celery import atomic_filesystem
 from tests.services import embedded_and_redis, require_redis
 
 

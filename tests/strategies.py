@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from chatcontext.snapshot import validate_snapshot
-from tests.pipeline.documents import (
+from tests.chatcontext.pipeline.documents import (
     BOT_AUTHOR,
     MINUTE_MS,
     PERSONA_HOOK_AUTHOR,

@@ -9,9 +9,8 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import REPO_ROOT as ROOT
 
 # In a child interpreter: under pytest, zope.interface (imported with Twisted by daphne and channels)
 # declares interfaces on abc.ABC, which breaks import-linter's introspection of its contract classes.

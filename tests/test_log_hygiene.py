@@ -70,7 +70,7 @@ def test_a_csrf_refusal_logs_the_path_without_the_discord_id(console: io.StringI
 
 
 @pytest.mark.django_db
-@pytest.mark.urls("tests.foundation.failing_urls")
+@pytest.mark.urls("tests.botplatform.failing_urls")
 def test_a_database_error_is_logged_without_its_sql_and_values(console: io.StringIO) -> None:
     response = Client(raise_request_exception=False).get("/fails/database/", {"q": MEMBERS_WORDS})
     assert response.status_code == 500

@@ -3,12 +3,11 @@
 import subprocess
 import sys
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import REPO_ROOT as ROOT
 
 
 def test_platform_and_discord_import_from_repository_root():

@@ -22,8 +22,8 @@ from functools import cache
 from pathlib import Path
 
 from tests.paths import PROJECT_PACKAGES
+from tests.paths import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SPEC_DIR = REPO / "docs" / "behaviour"
 SPEC_FILES = ("build-context.md", "participants.md")
 COVERAGE = REPO / "docs" / "spec-coverage.md"

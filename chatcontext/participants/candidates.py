@@ -25,7 +25,7 @@ ACTIVITY_METRICS = ("message_sent", "command_used")
 _NON_SPACE_WHITESPACE = "\t\n\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # Capitals whose Python lower-casing is not the one-to-one mapping SQL LOWER applies: `İ` becomes two
 # code points (`i` and a combining dot), `Σ` becomes `ς` at the end of a word. Compared over every code
-# point against PostgreSQL 15's LOWER (C.UTF-8); tests/participants/test_candidate_read_properties.py.
+# point against PostgreSQL 15's LOWER (C.UTF-8); tests/chatcontext/participants/test_candidate_read_properties.py.
 _LOWER_DIFFERS = "\u0130\u03a3"
 
 

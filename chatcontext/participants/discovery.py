@@ -116,7 +116,7 @@ def _standalone_pattern(normalized: str) -> regex.Pattern[str]:
 
 
 # The non-ASCII characters `regex`'s IGNORECASE (simple case folding) matches to an ASCII letter,
-# mapped to that letter (tests/participants/test_discovery_prefilter.py checks every code point).
+# mapped to that letter (tests/chatcontext/participants/test_discovery_prefilter.py checks every code point).
 _ASCII_FOLDED = "\u0130\u0131\u017f\u212a"
 _ASCII_FOLDS = str.maketrans(dict(zip(_ASCII_FOLDED, "iisk", strict=True)))
 _WORD_RUN = regex.compile(rf"{WORD_CLASS}+")

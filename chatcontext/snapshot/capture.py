@@ -40,7 +40,7 @@ from chatcontext.voice.models import VoiceTranscript
 from personas import models as m
 
 # Every table the Build Context stage reads, and the snapshot key that keeps what it read
-# (turn-snapshot.md §1): tests/pipeline/test_capture_covers_reads.py fails when the stage reads a
+# (turn-snapshot.md §1): tests/chatcontext/pipeline/test_capture_covers_reads.py fails when the stage reads a
 # table that is not here, so a new read cannot go without its capture.
 CAPTURED_TABLES: dict[type[Any], str] = {
     m.Server: "server",

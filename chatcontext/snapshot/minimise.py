@@ -7,7 +7,7 @@ the active persona cannot load (another lineage, a blacklisted, FULL or PARTIAL 
 off, another user's on an impersonation turn), reminders it cannot show, a FULL or PARTIAL member's
 presence and roles. ``minimise_snapshot`` removes exactly that and keeps everything the pipeline
 reads, so the stored document replays to the same output, byte for byte, as the document it was made
-from (tests/pipeline/test_stored_snapshot.py checks it over generated channels, tests/snapshots/
+from (tests/chatcontext/pipeline/test_stored_snapshot.py checks it over generated channels, tests/chatcontext/snapshot/
 test_golden.py on every golden case):
 
 - a member who is not MINIMAL loses presence, activities and roles (H-12, H-13);

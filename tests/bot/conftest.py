@@ -104,7 +104,7 @@ def release_worker_connections() -> None:
     """Close the connections the bot's database worker thread opened.
 
     Django never closes an in-memory SQLite connection, so the worker thread would keep reading this
-    test database even after a later test moves the database elsewhere (tests/live copies it to a
+    test database even after a later test moves the database elsewhere (tests/chatcontext/records/live copies it to a
     file for a subprocess). The main thread's connection keeps the in-memory database alive.
     """
     for connection in connections.all(initialized_only=True):
@@ -121,4 +121,4 @@ async def image_server():
 
 
 # The speech fixtures of the background tests: espeak-ng speech files and the one Whisper model.
-from tests.background.conftest import speech_files, transcriber  # noqa: E402, F401
+from tests.botplatform.celery.conftest import speech_files, transcriber  # noqa: E402, F401

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-BOT = Path(__file__).resolve().parents[2] / "bot"
+from tests.paths import REPO_ROOT
+
+BOT = REPO_ROOT / "bot"
 
 # package → the top-level modules and packages its code may not import
 FORBIDDEN = {

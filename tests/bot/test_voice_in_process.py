@@ -1,6 +1,6 @@
 """Issue 27 item 7: in the embedded default (no ``REDIS_URL``, no broker) the bot transcribes voice
 messages in-process, on ``chatcontext.voice.tasks``' one speech-to-text thread (its bound is tested in
-tests/background/test_voice.py), so a persona hears them. Real parts: dpytest, espeak-ng speech and
+tests/botplatform/celery/test_voice.py), so a persona hears them. Real parts: dpytest, espeak-ng speech and
 the bundled Whisper model."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 from chatcontext.models import VoiceTranscript
 from chatcontext.voice.cache import shared_cache
-from tests.background.conftest import SENTENCE, word_error_rate
 from tests.bot.fakes import run_db, setup_server
+from tests.botplatform.celery.conftest import SENTENCE, word_error_rate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

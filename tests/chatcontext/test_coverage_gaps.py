@@ -28,8 +28,8 @@ from chatcontext.core.types import (
 from chatcontext.history import build_history
 from personas import models as m
 from tests.chatcontext.builders import ANN, BOB, BOT, NOW, SERVER, U1, U2, make_turn, msg, run_history
+from tests.chatcontext.pipeline.conftest import assemble, example_doc
 from tests.chatcontext.turn_factory import tomori_entry
-from tests.pipeline.conftest import assemble, example_doc
 
 # --- BC2-07 ---------------------------------------------------------------------------------------
 
