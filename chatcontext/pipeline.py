@@ -39,7 +39,7 @@ from chatcontext.core.participants.mentions import MentionDirectory, convert_men
 from chatcontext.core.participants.model import ActivePersonaScope, PreparationInput, PreparedParticipantContext
 from chatcontext.core.participants.naming import history_persona_mention_labels, history_user_labels
 from chatcontext.core.participants.target_index import TargetIndexCodec, TurnTargets, collect_target_index
-from chatcontext.core.regeneration import start_fast_regeneration
+from chatcontext.core.regeneration import ChannelRecorders
 from chatcontext.core.reminder_injection import build_forced_mentions, build_reminder_entry, reminder_applies
 from chatcontext.core.streaming_context import (
     DeliberateToolConfig,
@@ -88,6 +88,9 @@ _USER_MENTION = re.compile(r"<@!?(\d+)>")
 # R-14 placeholders. Message bodies keep them literal (the builder resolves identity macros only in
 # platform-authored text), so the mention step the builder applies must leave them alone.
 _PLACEHOLDER = re.compile(r"(\{\{?\s*(?:bot|char|user_formatted|user_term|user)\s*\}?\})", re.IGNORECASE)
+
+# Fast regeneration (BC9-06/10): the recorder of each channel's latest regenerable turn, in this process.
+FAST_REGENERATION = ChannelRecorders()
 
 
 def _elapsed_ms(clock: Clock, started: float) -> float:
@@ -655,7 +658,7 @@ def build_turn_context(
 
     id_map = MessageIdMap()
     streaming = _streaming_context(req, id_map)  # 2
-    recorder = start_fast_regeneration(turn, streaming)  # 3
+    recorder = FAST_REGENERATION.start(turn, streaming)  # 3
     assets = _persona_assets(req)  # 4
     step = clock()
     history_result, entries = _history(req, id_map)  # 5

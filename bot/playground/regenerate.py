@@ -24,9 +24,9 @@ from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
 from bot.playground.service import PLANNER, PlaygroundJob, PlaygroundTurn, playground_bot, read_trigger, server_state
 from bot.playground.store import PlaygroundError
-from chatcontext.core.regeneration import channel_recorder
 from chatcontext.core.types import PersonaInfo, ReplyNoticeState
 from chatcontext.models import PromptRecord
+from chatcontext.pipeline import FAST_REGENERATION
 from chatcontext.records.commands import TurnCommand
 
 NOT_A_REPLY = "Only a persona's reply to a message can be regenerated."
@@ -84,7 +84,7 @@ async def regenerate_reply(
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)
     trigger = await db(read_trigger)(channel, trigger_row, bot_user)
-    recorder = channel_recorder(trigger.message.channel_id)
+    recorder = FAST_REGENERATION.latest(trigger.message.channel_id)
     if recorder is None or not recorder.holds(reply.disc_id):
         raise PlaygroundError(NOT_LATEST)
     persona = next((p for p in state.personas if p.persona_id == reply.persona_id), None)

@@ -32,9 +32,6 @@ class FastRegenerationRecorder:
         return any(recorded == message_id for recorded, _ in self.outputs)
 
 
-_RECORDERS: dict[str, FastRegenerationRecorder] = {}
-
-
 def fast_regeneration_offered(turn: ChatTurn, streaming: StreamingContext) -> bool:
     """BC9-10: a guild message with at least one enabled action, not a persona job, an impersonation,
     a stop response or a reminder, and cross-channel messages not disabled (after overrides)."""
@@ -51,25 +48,32 @@ def fast_regeneration_offered(turn: ChatTurn, streaming: StreamingContext) -> bo
     )
 
 
-def start_fast_regeneration(turn: ChatTurn, streaming: StreamingContext) -> FastRegenerationRecorder | None:
-    """Step 3 of the stage (BC9-10): the turn's recorder, or None when it is not offered."""
-    if not fast_regeneration_offered(turn, streaming):
-        return None
-    channel_id = turn.locked_turn.channel_id
-    current = _RECORDERS.get(channel_id)
-    if current is not None and current.locked_turn is turn.locked_turn:
-        return current  # a later persona of the same locked turn
-    recorder = FastRegenerationRecorder(channel_id, turn.locked_turn)
-    _RECORDERS[channel_id] = recorder
-    return recorder
-
-
 def record_turn_output_message(ctx: ChatTurnContext, message_id: str, persona_id: int | None) -> None:
     """BC9-06: delegates to the turn's recorder when it has one."""
     if ctx.fast_regeneration_recorder is not None:
         ctx.fast_regeneration_recorder.record(message_id, persona_id)
 
 
-def channel_recorder(channel_id: str) -> FastRegenerationRecorder | None:
-    """The recorder of the channel's latest regenerable turn."""
-    return _RECORDERS.get(channel_id)
+class ChannelRecorders:
+    """The recorder of each channel's latest regenerable turn. One per process, owned by the shell
+    (``chatcontext.pipeline.FAST_REGENERATION``): like the planner's channel locks, it lives in the
+    process that runs the channel's turns."""
+
+    def __init__(self) -> None:
+        self._latest: dict[str, FastRegenerationRecorder] = {}
+
+    def start(self, turn: ChatTurn, streaming: StreamingContext) -> FastRegenerationRecorder | None:
+        """Step 3 of the stage (BC9-10): the turn's recorder, or None when it is not offered."""
+        if not fast_regeneration_offered(turn, streaming):
+            return None
+        channel_id = turn.locked_turn.channel_id
+        current = self._latest.get(channel_id)
+        if current is not None and current.locked_turn is turn.locked_turn:
+            return current  # a later persona of the same locked turn
+        recorder = FastRegenerationRecorder(channel_id, turn.locked_turn)
+        self._latest[channel_id] = recorder
+        return recorder
+
+    def latest(self, channel_id: str) -> FastRegenerationRecorder | None:
+        """The recorder of the channel's latest regenerable turn."""
+        return self._latest.get(channel_id)

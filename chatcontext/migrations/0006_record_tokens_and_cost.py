@@ -11,8 +11,8 @@ BATCH = 500
 
 
 def backfill_tokens(apps, schema_editor):
-    from chatcontext.records.store import estimate_tokens
-    from chatcontext.records.usage import turn_tokens
+    from chatcontext.core.tokens import estimate_tokens
+    from chatcontext.core.usage import turn_tokens
 
     PromptRecord = apps.get_model("chatcontext", "PromptRecord")
     rows = PromptRecord.objects.order_by("pk").only("pk", "usage", "token_estimate", "reply_text")

@@ -31,6 +31,7 @@ def test_every_cog_module_in_exts_is_loaded_and_helpers_are_not():
         "bot.discord.exts.regenerate",
         "bot.discord.exts.reminders",
         "bot.discord.exts.scene",
+        "bot.discord.exts.steering",
     ]
 
 

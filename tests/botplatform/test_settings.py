@@ -71,15 +71,27 @@ def test_an_empty_key_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
 
 
 def test_approved_endpoints_come_whole_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from botplatform.settings import approved_endpoints
+    from botplatform.settings import LLM_CONTEXT_WINDOW, LLM_MAX_REPLY_TOKENS, approved_endpoints
 
     monkeypatch.setenv("LLM_ENDPOINT_LOCAL_BASE_URL", "http://127.0.0.1:11434/v1")
     monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_BASE_URL", "https://fast.example/v1")
     monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_API_KEY", "sk-fast")
     monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_MODEL", "small")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_CONTEXT_WINDOW", "32768")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_MAX_REPLY_TOKENS", "2048")
+    monkeypatch.setenv("LLM_ENDPOINT_FAST_LANE_CACHE_HINTS", "1")
+    platform = {"context_window": LLM_CONTEXT_WINDOW, "max_reply_tokens": LLM_MAX_REPLY_TOKENS}
+    local = {"base_url": "http://127.0.0.1:11434/v1", "api_key": "", "model": ""}
     assert approved_endpoints(" local, fast-lane ,") == {
-        "local": {"base_url": "http://127.0.0.1:11434/v1", "api_key": "", "model": ""},
-        "fast-lane": {"base_url": "https://fast.example/v1", "api_key": "sk-fast", "model": "small"},
+        "local": {**local, **platform, "cache_hints": False},
+        "fast-lane": {
+            "base_url": "https://fast.example/v1",
+            "api_key": "sk-fast",
+            "model": "small",
+            "context_window": 32768,
+            "max_reply_tokens": 2048,
+            "cache_hints": True,
+        },
     }
     assert approved_endpoints("") == {}
 

@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
+from chatcontext.core.participants.target_index import TurnTargets
 from chatcontext.core.regeneration import (
     REGENERATE,
-    channel_recorder,
+    ChannelRecorders,
     fast_regeneration_offered,
     record_turn_output_message,
-    start_fast_regeneration,
 )
 from chatcontext.core.types import ChatIncoming, ChatTurnContext, ReminderData, StreamingContext
 from tests.chatcontext.turn_factory import CHANNEL, cafe, message, tomori, turn
@@ -41,27 +41,28 @@ def test_bc9_10_never_offered_for_dms_persona_jobs_impersonation_stop_reminders_
     streaming = StreamingContext(**change.get("streaming", {}))
     chat_turn = turn(incoming, **OFFERING, **({"server": change["server"]} if "server" in change else {}))
     assert not fast_regeneration_offered(chat_turn, streaming)
-    assert start_fast_regeneration(chat_turn, streaming) is None
+    assert ChannelRecorders().start(chat_turn, streaming) is None
 
 
 def test_bc9_10_a_new_turn_clears_the_channels_entries_the_personas_of_one_turn_share_them():
+    recorders = ChannelRecorders()
     first = turn(**OFFERING)
-    recorder = start_fast_regeneration(first, StreamingContext())
-    assert recorder is not None and channel_recorder(CHANNEL) is recorder
+    recorder = recorders.start(first, StreamingContext())
+    assert recorder is not None and recorders.latest(CHANNEL) is recorder
     recorder.record("1001", 1)
     alter_turn = dataclasses.replace(first, persona=tomori(persona_id=2))  # same locked-turn object
-    assert start_fast_regeneration(alter_turn, StreamingContext()) is recorder
+    assert recorders.start(alter_turn, StreamingContext()) is recorder
 
     later = turn(**OFFERING)
     assert later.locked_turn is not first.locked_turn
-    fresh = start_fast_regeneration(later, StreamingContext())
-    assert fresh is not recorder and channel_recorder(CHANNEL) is fresh
+    fresh = recorders.start(later, StreamingContext())
+    assert fresh is not recorder and recorders.latest(CHANNEL) is fresh
     assert not fresh.holds("1001")
 
 
 def test_bc9_06_recording_an_output_message_delegates_to_the_recorder_when_present():
     chat_turn = turn(**OFFERING)
-    recorder = start_fast_regeneration(chat_turn, StreamingContext())
+    recorder = ChannelRecorders().start(chat_turn, StreamingContext())
     ctx = ChatTurnContext(
         turn=chat_turn,
         current_persona=tomori(),
@@ -69,6 +70,7 @@ def test_bc9_06_recording_an_output_message_delegates_to_the_recorder_when_prese
         simplified_messages=[],
         streaming_context=StreamingContext(),
         message_id_map=None,
+        targets=TurnTargets({"targets": [], "persona_catalog_complete": False}),
         fast_regeneration_recorder=recorder,
     )
     record_turn_output_message(ctx, "2001", 1)

@@ -25,9 +25,9 @@ from bot.discord.exts._interactions import interaction_server, reply
 from bot.discord.regenerate_button import RegenerateButton
 from bot.discord.transport import to_discord_message
 from bot.discord.turns import ReplyToTrigger, as_member, refused
-from chatcontext.core.regeneration import channel_recorder
 from chatcontext.core.types import PersonaInfo, ReplyNoticeState
 from chatcontext.models import PromptRecord
+from chatcontext.pipeline import FAST_REGENERATION
 from chatcontext.records.commands import TurnCommand
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class RegenerateCog(commands.Cog):
     async def regenerate(self, interaction: discord.Interaction, record_id: int) -> None:
         clicked = interaction.message
         channel = self.bot.get_channel(interaction.channel_id) if interaction.channel_id else None
-        recorder = channel_recorder(str(interaction.channel_id))
+        recorder = FAST_REGENERATION.latest(str(interaction.channel_id))
         if clicked is None or channel is None or recorder is None or not recorder.holds(str(clicked.id)):
             await reply(interaction, NOT_LATEST)
             return
