@@ -9,6 +9,7 @@ from typing import Any
 
 from chatcontext import repository
 from chatcontext.memory_transport import InMemoryTransport, TransportCapabilities
+from chatcontext.preset import Preset
 from chatcontext.snapshot.load import LoadedSnapshot
 from chatcontext.snapshot.parse import parse_members, parse_messages, transcript_cache
 from chatcontext.snapshot.validation import doc_items
@@ -20,6 +21,7 @@ from chatcontext.types import (
     ChatTurn,
     DiscordMessage,
     LockedTurn,
+    LoreEntryInfo,
     MemberInfo,
     PersonaInfo,
     ReminderData,
@@ -33,12 +35,22 @@ def bot_author(doc: Mapping[str, Any]) -> Author:
 
 def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[str, PersonaInfo]:
     """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
-    (webhooks are per channel, so the database keeps none) and sprite names (the loader reads them
-    from every sprite post of the persona; the snapshot keeps only the posts among its messages)."""
+    (webhooks are per channel, so the database keeps none), sprite names (the loader reads them
+    from every sprite post of the persona; the snapshot keeps only the posts among its messages), and
+    preset and lorebook entries as the stage read them (the entries with the book ids the prompt's
+    world-info hits name, which new rows on the scratch database would not keep)."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
     personas = {}
     for p in doc_items(doc, "personas"):
-        persona = replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        persona = replace(
+            by_id[loaded.persona_ids[p["key"]]],
+            webhook_id=p.get("webhook_id"),
+            preset=Preset.from_json(p["preset"]) if p.get("preset") is not None else None,
+            lorebook=tuple(
+                LoreEntryInfo(**{k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()})
+                for entry in p.get("lorebook") or []
+            ),
+        )
         if p.get("sprite_names") is not None:
             persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
         personas[p["key"]] = persona
