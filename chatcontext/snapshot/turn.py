@@ -46,15 +46,18 @@ def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[st
             by_id[loaded.persona_ids[p["key"]]],
             webhook_id=p.get("webhook_id"),
             preset=Preset.from_json(p["preset"]) if p.get("preset") is not None else None,
-            lorebook=tuple(
-                LoreEntryInfo(**{k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()})
-                for entry in p.get("lorebook") or []
-            ),
+            lorebook=tuple(_lore_entry(entry) for entry in p.get("lorebook") or []),
         )
         if p.get("sprite_names") is not None:
             persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
         personas[p["key"]] = persona
     return personas
+
+
+def _lore_entry(entry: Mapping[str, Any]) -> LoreEntryInfo:
+    """An entry as ``capture.lore_entry_json`` wrote it (the schema requires every field)."""
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+    return LoreEntryInfo(**fields)
 
 
 def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:
