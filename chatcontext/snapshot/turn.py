@@ -38,16 +38,16 @@ def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[st
     (webhooks are per channel, so the database keeps none), sprite names (the loader reads them
     from every sprite post of the persona; the snapshot keeps only the posts among its messages), and
     preset and lorebook entries as the stage read them (the entries with the book ids the prompt's
-    world-info hits name, which new rows on the scratch database would not keep)."""
+    world-info hits name, which new rows on the scratch database would not keep). A document without
+    them (version 1, another persona's) leaves what the loader read: nothing on the scratch database."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
     personas = {}
     for p in doc_items(doc, "personas"):
-        persona = replace(
-            by_id[loaded.persona_ids[p["key"]]],
-            webhook_id=p.get("webhook_id"),
-            preset=Preset.from_json(p["preset"]) if p.get("preset") is not None else None,
-            lorebook=tuple(_lore_entry(entry) for entry in p.get("lorebook") or []),
-        )
+        persona = replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        if p.get("preset") is not None:
+            persona = replace(persona, preset=Preset.from_json(p["preset"]))
+        if p.get("lorebook") is not None:
+            persona = replace(persona, lorebook=tuple(_lore_entry(entry) for entry in p["lorebook"]))
         if p.get("sprite_names") is not None:
             persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
         personas[p["key"]] = persona
