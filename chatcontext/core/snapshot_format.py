@@ -20,9 +20,9 @@ from chatcontext.core.types import (
 )
 
 FORMAT = "tomori-turn-snapshot/2"
-# Version 1 lacks the fields version 2 added (persona sample dialogue, naming and sprites, the
-# server's emojis and stickers, naming preferences, sprite messages); it still loads, as a turn
-# without them.
+# Version 1 lacks the fields version 2 added (persona sample dialogue, naming, sprites, preset and
+# lorebook, the server's emojis and stickers, naming preferences, sprite messages); it still loads,
+# as a turn without them.
 FORMATS = (FORMAT, "tomori-turn-snapshot/1")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"

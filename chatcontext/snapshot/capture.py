@@ -12,12 +12,14 @@ a snapshot never holds them and a replay never needs them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
 from chatcontext.core import snapshot_format
+from chatcontext.core.preset import Preset
 from chatcontext.core.reminder_injection import reminder_applies
 from chatcontext.core.types import (
     Attachment,
@@ -29,6 +31,7 @@ from chatcontext.core.types import (
     EmbedMedia,
     ForwardSnapshot,
     JSONDict,
+    LoreEntryInfo,
     MemberInfo,
     PersonaInfo,
     ReactionEmoji,
@@ -50,6 +53,11 @@ CAPTURED_TABLES: dict[type[Any], str] = {
     m.Persona: "personas",
     m.PersonaAttribute: "personas[].attributes",
     m.PersonaSpriteMessage: "sprite_messages, personas[].sprite_names",
+    m.PersonaPreset: "personas[].preset",
+    m.Lorebook: "personas[].lorebook",
+    m.LorebookEntry: "personas[].lorebook",
+    # Sent to the provider with the request; the stage never reads it (README, "Sampling").
+    m.PersonaSampling: "",
     m.DiscordUser: "users",
     m.UserPersonaNamingPreference: "naming_preferences",
     m.StatCounter: "server_activity",
@@ -242,7 +250,23 @@ def persona_json(persona: PersonaInfo) -> JSONDict:
         "naming_address_terms": dict(persona.naming_address_terms),
         "self_debug_enabled": persona.self_debug_enabled,
         "sprite_names": list(persona.sprite_names),
+        "preset": preset_json(persona.preset) if persona.preset is not None else None,
+        "lorebook": [lore_entry_json(entry) for entry in persona.lorebook],
     }
+
+
+def preset_json(preset: Preset) -> list[JSONDict]:
+    """The preset's nodes as the persona stores them (``Preset.from_json`` reads them back)."""
+    return [
+        {"identifier": n.identifier, "marker": n.is_marker, "content": n.content, "role": n.role, "enabled": n.enabled}
+        for n in preset.nodes
+    ]
+
+
+def lore_entry_json(entry: LoreEntryInfo) -> JSONDict:
+    """An entry as the stage read it, its book's settings applied; the book id is the one the prompt's
+    world-info hits name, so the replay keeps it rather than numbering books anew."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(entry).items()}
 
 
 def _voice_transcripts(messages: Iterable[DiscordMessage]) -> list[JSONDict]:

@@ -29,7 +29,8 @@ test_golden.py on every golden case):
 - reminders the persona could show (H-15, H-21), and for a MINIMAL target without any of those one
   empty marker of a due reminder (D-16 pending-task evidence);
 - voice transcripts of attachments that stay;
-- naming preferences of users whose saved names the turn may show (P-02).
+- naming preferences of users whose saved names the turn may show (P-02);
+- the preset and lorebook entries of the responding persona only.
 
 Pure: a document in, a new document out; the input is not changed.
 """
@@ -53,6 +54,7 @@ APPEARANCE_KEYS = ("physical_appearance_tags",)
 STUB_KEYS = ("id", "channel_id", "guild_id", "type", "webhook_id", "created_timestamp", "reference")
 BLOCKED_AUTHOR_KEYS = ("id", "username", "global_name", "display_name", "bot")
 HIDDEN_MEMBER_KEYS = ("presence_status", "activities", "roles")
+PERSONA_TURN_KEYS = ("preset", "lorebook")
 MEMORY_MARKER_KEYS = ("id", "user_disc_id", "persona_lineage_id")
 FORWARDED_PARTS = ("content", "attachments", "embeds", "stickers", "components")  # snapshot_is_empty
 _PERSONALIZATION_DEFAULT = m.ServerSettings._meta.get_field("personal_memories_enabled").get_default()
@@ -202,6 +204,16 @@ def _user(row: JSONDict, view: TurnView) -> JSONDict:
     return {k: v for k, v in row.items() if k not in hidden}
 
 
+def _persona(persona: JSONDict, view: TurnView) -> JSONDict:
+    """Only the responding persona's preset and lorebook are read (the stage orders and fills its
+    prompt only); another persona's stay out. Its entries stay whole, fired or not, as a loadable
+    memory does whether or not its tags let it in: they are persona data, and which fire is decided
+    by the history, which the replay scans again."""
+    if persona["key"] == view.persona_key:
+        return persona
+    return {k: v for k, v in persona.items() if k not in PERSONA_TURN_KEYS}
+
+
 def _member(member: JSONDict, view: TurnView, needed_roles: set[str]) -> JSONDict:
     """H-12/H-13: presence and roles are a MINIMAL member's only. A role a hidden member holds stays
     when a text mentions it and no MINIMAL member carries it: the transport names roles from the
@@ -284,6 +296,7 @@ def minimise_snapshot(doc: Mapping[str, Any]) -> JSONDict:
         "naming_preferences": [n for n in _items(doc, "naming_preferences") if view.saved_names(n["user_disc_id"])],
         "voice_transcripts": [t for t in _items(doc, "voice_transcripts") if t["attachment_id"] in attachments],
         "messages": messages,
+        "personas": [_persona(p, view) for p in _items(doc, "personas")],
     }
     members = _items(doc, "members")
     shown_roles = {r["id"] for mem in members if view.minimal(mem["user_disc_id"]) for r in mem.get("roles") or []}

@@ -9,6 +9,7 @@ from typing import Any
 
 from chatcontext import repository
 from chatcontext.core.memory_transport import InMemoryTransport, TransportCapabilities
+from chatcontext.core.preset import Preset
 from chatcontext.core.snapshot_format import doc_items
 from chatcontext.core.snapshot_parse import parse_members, parse_messages, transcript_cache
 from chatcontext.core.transcripts import MemoryTranscriptCache
@@ -19,6 +20,7 @@ from chatcontext.core.types import (
     ChatTurn,
     DiscordMessage,
     LockedTurn,
+    LoreEntryInfo,
     MemberInfo,
     PersonaInfo,
     ReminderData,
@@ -33,16 +35,29 @@ def bot_author(doc: Mapping[str, Any]) -> Author:
 
 def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[str, PersonaInfo]:
     """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
-    (webhooks are per channel, so the database keeps none) and sprite names (the loader reads them
-    from every sprite post of the persona; the snapshot keeps only the posts among its messages)."""
+    (webhooks are per channel, so the database keeps none), sprite names (the loader reads them
+    from every sprite post of the persona; the snapshot keeps only the posts among its messages), and
+    preset and lorebook entries as the stage read them (the entries with the book ids the prompt's
+    world-info hits name, which new rows on the scratch database would not keep). A document without
+    them (version 1, another persona's) leaves what the loader read: nothing on the scratch database."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
     personas = {}
     for p in doc_items(doc, "personas"):
         persona = replace(by_id[loaded.persona_ids[p["key"]]], webhook_id=p.get("webhook_id"))
+        if p.get("preset") is not None:
+            persona = replace(persona, preset=Preset.from_json(p["preset"]))
+        if p.get("lorebook") is not None:
+            persona = replace(persona, lorebook=tuple(_lore_entry(entry) for entry in p["lorebook"]))
         if p.get("sprite_names") is not None:
             persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
         personas[p["key"]] = persona
     return personas
+
+
+def _lore_entry(entry: Mapping[str, Any]) -> LoreEntryInfo:
+    """An entry as ``capture.lore_entry_json`` wrote it (the schema requires every field)."""
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+    return LoreEntryInfo(**fields)
 
 
 def _incoming(doc: Mapping[str, Any], trigger: DiscordMessage) -> ChatIncoming:

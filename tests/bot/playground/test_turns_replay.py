@@ -1,6 +1,7 @@
 """A stored playground turn replays, from its snapshot alone, to the prompt its record holds (issue 28
-item 1): a tool turn exported from the API and replayed with ``replay_turn``, and an image turn. The
-demo's Tomori has example dialogue and the demo server has emojis, so every such turn shows both."""
+item 1): a tool turn exported from the API and replayed with ``replay_turn``, an image turn, a turn
+ordered by a preset and one a lorebook entry fires in. The demo's Tomori has example dialogue and the
+demo server has emojis, so every such turn shows both."""
 
 from __future__ import annotations
 
@@ -18,10 +19,16 @@ from django.urls import reverse
 from bot.playground.service import send_playground_message
 from chatcontext.models import PromptRecord
 from personas import models as m
+from personas.actions import Actor
+from personas.actions.cards import import_lorebook
+from personas.actions.presets import import_preset
+from personas.character_data import LorebookData, LoreEntry
+from personas.presets import parse_preset
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.bot.image_server import png_bytes
 from tests.bot.playground.conftest import MINA, Demo
 from tests.bot.playground.turns import moderator_client
+from tests.personas.presets.preset_files import DEFAULT as DEFAULT_PRESET
 from tests.replays import assert_replays_to_its_record, recorded_items
 
 BOTH = pytest.mark.django_db(transaction=True, databases=["default", "replay"])
@@ -87,3 +94,41 @@ def test_a_playground_image_turn_replays_to_its_record(demo: Demo) -> None:
     assert_replays_to_its_record(record)
     assert EXAMPLE_LINE in "\n".join(item["text"] for item in record.context_items)
     assert "knowledge_emojis" in [item["tag"] for item in record.context_items]
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_ordered_by_a_preset_replays_to_its_record(demo: Demo) -> None:
+    preset = parse_preset(DEFAULT_PRESET.read_bytes(), name="default.json")
+    import_preset(demo.tomori, preset, actor=Actor.system("tests"))
+    [record] = send_playground_message(demo.channel, MINA, "tomori, how is the night?")
+    # The preset's own main prompt comes first, untagged, before the platform's instruction.
+    assert [item["tag"] for item in record.context_items][:2] == [None, "system_instruction_block"]
+    [persona] = [p for p in record.snapshot["personas"] if p["persona_nickname"] == "Tomori"]
+    assert persona["preset"] == list(preset.nodes)
+    assert_replays_to_its_record(record)
+
+
+LORE = LorebookData(
+    name="Night Owls lore",
+    entries=(
+        LoreEntry(uid=1, keys=("observatory",), comment="The observatory", content="{{char}} keeps the key."),
+        LoreEntry(uid=2, keys=("comet",), content="A comet passes every 76 years.", position="at_depth", depth=1),
+    ),
+)
+PIP_LORE = LorebookData(name="Pip's notes", entries=(LoreEntry(uid=1, keys=("observatory",), content="Pip hides."),))
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_a_lorebook_entry_fires_in_replays_to_its_record(demo: Demo) -> None:
+    actor = Actor.system("tests")
+    book = import_lorebook(demo.server, LORE, persona=None, actor=actor)
+    import_lorebook(demo.server, PIP_LORE, persona=demo.pip, actor=actor)
+    [record] = send_playground_message(demo.channel, MINA, "tomori, shall we go up to the observatory?")
+    [item] = [i for i in record.context_items if i["tag"] == "world_info_before"]
+    assert item["world_info"] == [{"book": book.pk, "entry": 1, "comment": "The observatory", "key": "observatory"}]
+    assert "Tomori keeps the key." in item["text"]
+    # The responding persona's entries stay, the one that did not fire too; Pip's book stays out.
+    personas = {p["persona_nickname"]: p for p in record.snapshot["personas"]}
+    assert [(e["book_id"], e["uid"]) for e in personas["Tomori"]["lorebook"]] == [(book.pk, 1), (book.pk, 2)]
+    assert "lorebook" not in personas["Pip"] and "preset" not in personas["Pip"]
+    assert_replays_to_its_record(record)

@@ -30,8 +30,11 @@ from personas import models as m
 from tests.paths import EXAMPLE
 
 # PersonaInfo fields no snapshot key holds, and why: ids the replay database gives anew, what only
-# delivery reads, and fields no loader sets (``repository.persona_info`` leaves their defaults).
-PERSONA_NOT_IN_SNAPSHOT = {"persona_id", "server_id", "webhook_avatar_url", "has_tools", "llm_provider", "llm_codename"}
+# delivery reads, fields no loader sets (``repository.persona_info`` leaves their defaults), and the
+# sampling settings, which only the provider reads (bot/conversation/runner.py; no chatcontext module does).
+PERSONA_NOT_IN_SNAPSHOT = {
+    "persona_id", "server_id", "webhook_avatar_url", "has_tools", "llm_provider", "llm_codename", "sampling"
+}  # fmt: skip
 
 
 @pytest.mark.django_db

@@ -68,6 +68,7 @@ from tests.replays import recorded_items, replayed_output
 from tests.strategies import channels
 
 LINEAGES = (0, 10000, 10001, 10002)  # global, Tomori, Ellen, a lineage no persona holds
+POSITIONS = ("before_char", "after_char", "at_depth")
 
 
 class RecordingTransport(InMemoryTransport):
@@ -135,10 +136,11 @@ class Secrets:
     unshowable_reminders: set[str]
     other_server_memories: set[str]
     hidden_profile_fields: set[str]
+    other_persona_data: set[str]  # the preset and lorebook of the persona that does not answer
 
     def all(self) -> Iterator[str]:
         yield from self.hidden_messages | self.unloadable_memories | self.unshowable_reminders
-        yield from self.other_server_memories | self.hidden_profile_fields
+        yield from self.other_server_memories | self.hidden_profile_fields | self.other_persona_data
 
 
 @st.composite
@@ -229,7 +231,46 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
         for n, msg in enumerate(doc["messages"], start=1)
         if levels.get(msg["author"]["id"]) == 2 or msg["author"]["id"] in blocked
     }
-    return validate_snapshot(doc), Secrets(hidden, unloadable, unshowable, others, hidden_fields)
+    persona_data = _persona_data(draw, doc, shown=[n for n in range(1, len(messages) + 1) if marker(n) not in hidden])
+    other_persona = set().union(*(texts for key, texts in persona_data.items() if key != persona_key))
+    return validate_snapshot(doc), Secrets(hidden, unloadable, unshowable, others, hidden_fields, other_persona)
+
+
+def _persona_data(draw: st.DrawFn, doc: dict[str, Any], shown: list[int]) -> dict[str, set[str]]:
+    """Each persona a preset (or none) and lorebook entries keyed on the tokens of messages the turn
+    may show (a key on a hidden author's token would put the token in the snapshot), so that some
+    fire; each persona's texts by its key."""
+    texts: dict[str, set[str]] = {}
+    for index, persona in enumerate(doc["personas"]):
+        own: set[str] = set()
+        if draw(st.booleans()):
+            own.add(f"preset p{index}q")
+            persona["preset"] = [
+                {
+                    "identifier": "custom",
+                    "marker": False,
+                    "content": f"preset p{index}q",
+                    "role": "system",
+                    "enabled": True,
+                }
+            ] + [
+                {"identifier": name, "marker": True, "content": "", "role": "system", "enabled": True}
+                for name in ("main", "charDescription", "chatHistory")
+            ]
+        entries = []
+        keyed_on = draw(st.lists(st.sampled_from(shown), max_size=3)) if shown else []
+        for uid, n in enumerate(keyed_on, start=1):
+            own.add(f"lore l{index}u{uid}q")
+            entries.append({
+                "book_id": index + 1, "uid": uid, "content": f"lore l{index}u{uid}q", "keys": [marker(n)],
+                "secondary_keys": [], "comment": "", "selective": False, "selective_logic": "and_any",
+                "constant": False, "insertion_order": 100, "position": draw(st.sampled_from(POSITIONS)), "depth": 1,
+                "scan_depth": draw(st.sampled_from((2, 50))), "case_sensitive": False, "match_whole_words": True,
+                "token_budget": 2048,
+            })  # fmt: skip
+        persona["lorebook"] = entries
+        texts[persona["key"]] = own
+    return texts
 
 
 def _constant_clock() -> float:

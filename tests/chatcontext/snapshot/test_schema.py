@@ -32,6 +32,16 @@ PRIYA = example()["users"][0]["disc_id"]
 FIRST_MESSAGE = example()["messages"][0]["id"]
 
 
+# A preset node and a lorebook entry as the capture writes them (chatcontext.snapshot.capture).
+NODE = {"identifier": "main", "marker": True, "content": "", "role": "system", "enabled": True}
+ENTRY = {
+    "book_id": 3, "uid": 1, "content": "The lighthouse is dark.", "keys": ["lighthouse"], "secondary_keys": [],
+    "comment": "", "selective": False, "selective_logic": "and_any", "constant": False, "insertion_order": 100,
+    "position": "before_char", "depth": 4, "scan_depth": 2, "case_sensitive": False, "match_whole_words": True,
+    "token_budget": 2048,
+}  # fmt: skip
+
+
 def error_of(doc: Any) -> str:
     with pytest.raises(SnapshotError) as info:
         validate_snapshot(doc)
@@ -113,6 +123,26 @@ def test_unknown_keys_are_errors_everywhere(mutate: Any, expected: str) -> None:
             "personas[0].persona_lineage_id: must be at least 10000",
         ),
         (lambda d: d.update(messages={}), "messages: expected array"),
+        (
+            lambda d: d["personas"][0].update(preset=[NODE | {"role": "assistant"}]),
+            'personas[0].preset[0].role: must be one of "system", "user", "model"',
+        ),
+        (
+            lambda d: d["personas"][0].update(lorebook=[ENTRY | {"position": "everywhere"}]),
+            'personas[0].lorebook[0].position: must be one of "before_char", "after_char", "at_depth"',
+        ),
+        (
+            lambda d: d["personas"][0].update(lorebook=[ENTRY | {"scan_depth": -1}]),
+            "personas[0].lorebook[0].scan_depth: must be at least 0",
+        ),
+        (
+            lambda d: d["personas"][0].update(lorebook=[{k: v for k, v in ENTRY.items() if k != "keys"}]),
+            "personas[0].lorebook[0].keys: required",
+        ),
+        (
+            lambda d: d["personas"][0].update(lorebook=[ENTRY | {"probability": 50}]),
+            "personas[0].lorebook[0].probability: unknown key",
+        ),
     ],
 )
 def test_wrong_values_name_the_path_and_the_expectation(mutate: Any, expected: str) -> None:
