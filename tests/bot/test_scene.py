@@ -9,7 +9,7 @@ import discord
 import discord.ext.test as dpytest
 import pytest
 
-from bot.discord.exts._interactions import FULL_ASKER
+from bot.conversation.impersonation import FULL_ASKER
 from bot.discord.exts.scene import ENDED, STOPPING, WHO_MAY, WHO_MAY_STOP, StopSceneButton
 from chatcontext.models import PromptRecord
 from personas import actions

@@ -9,8 +9,6 @@ from bot.discord.delivery import DISCORD_MESSAGE_LIMIT
 from bot.discord.turns import guild_server_state, server_key
 
 MODERATOR_ONLY = "Only moderators (Manage Server) can use this command."
-# participants.md P-01: a privacy-Full member cannot trigger a persona, by a message or by a command.
-FULL_ASKER = "Your privacy level is Full: your messages never reach a persona, so you cannot start a persona turn."
 ELLIPSIS = "…"
 
 
