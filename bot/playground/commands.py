@@ -5,7 +5,8 @@ as a message: Discord never shows a slash command in the channel either. It runs
 handler as the member the moderator speaks as, and its answer is the private reply Discord would
 show that member alone. Any other text starting with ``/`` is an ordinary message.
 
-Each family of commands lists its handlers in its own module (``bot.playground.steering_commands``);
+Each family of commands lists its handlers in its own module (``bot.playground.steering_commands``,
+``bot.playground.turn_commands``);
 adding a family is one more entry in ``COMMANDS``.
 """
 
@@ -14,10 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.playground import steering_commands
+from bot.playground import steering_commands, turn_commands
 from bot.playground.command_call import CommandAnswer, CommandCall, Handler
 
-COMMANDS: dict[str, Handler] = {**steering_commands.COMMANDS}
+COMMANDS: dict[str, Handler] = {**steering_commands.COMMANDS, **turn_commands.COMMANDS}
 
 _COMMAND = re.compile(r"/([a-z][a-z0-9_-]*)(?:\s+(.*))?", re.DOTALL)
 

@@ -37,7 +37,7 @@ from bot.conversation.providers import build_provider
 from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
 from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
 from bot.playground import commands, live, store
-from bot.playground.command_call import CommandAnswer, CommandCall
+from bot.playground.command_call import CommandAnswer, CommandCall, TurnSubmitter
 from bot.playground.images import UploadImageFetcher
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.notes import NO_WORKER, PRIVACY_FULL_AUDIO, QUEUE_FULL
@@ -135,6 +135,16 @@ async def _run_job(job: PlaygroundJob) -> None:
 
 # One planner per process, as the bot has one: its locks order the turns of each channel.
 PLANNER: TurnPlanner[PlaygroundJob] = TurnPlanner(_run_job, wall_clock_ms)
+
+
+def command_turns(runner: TurnRunner, planner: TurnPlanner[PlaygroundJob]) -> TurnSubmitter:
+    """How a slash command's turn runs: on the channel's planner lock, answering no stored message."""
+
+    async def run_turn(turn: TurnJob[PlaygroundMessage]) -> list[PlaygroundTurn]:
+        job = PlaygroundJob(turn=turn, runner=runner, done=asyncio.get_running_loop().create_future())
+        return await job.done if await planner.submit(job) else []
+
+    return run_turn
 
 
 # --- admission ----------------------------------------------------------------------------------
@@ -244,7 +254,9 @@ async def post_playground_message(
     runner = runner or playground_runner()
     typed = commands.parse(content) if not attachments else None
     if typed is not None:
-        call = CommandCall(channel, author_disc_id, typed.arguments, runner, posted_by)
+        call = CommandCall(
+            channel, author_disc_id, typed.arguments, runner, posted_by, run_turn=command_turns(runner, planner)
+        )
         return PlaygroundOutcome(message=None, command=await commands.run(typed, call))
     state = await db(server_state)(channel.server)
     bot_user = await db(playground_bot)(channel, state)

@@ -250,6 +250,22 @@ def store_bot_message(
     )
 
 
+def store_as_member(channel: PlaygroundChannel, text: str, *, name: str, now_ms: int) -> PlaygroundMessage:
+    """A message the platform posts under a member's name (``/impersonate``): through the channel
+    webhook with the member's display name as its username, as Discord shows it."""
+    [message_id] = allocate_snowflakes(1, now_ms)
+    return PlaygroundMessage.objects.create(
+        channel=channel,
+        disc_id=message_id,
+        author_disc_id=channel.webhook_disc_id,
+        author_name=name[:100],
+        webhook_disc_id=channel.webhook_disc_id,
+        is_bot=True,
+        content=text,
+        created_at_ms=now_ms,
+    )
+
+
 def react_as_bot(channel: PlaygroundChannel, message_disc_id: str, emoji: str, bot_id: str) -> PlaygroundMessage | None:
     """The bot's reaction on a message of the channel (kept when it reacted so already); None when
     the channel has no such message."""
