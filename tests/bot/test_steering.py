@@ -11,7 +11,7 @@ import pytest
 
 from bot.conversation.steering import COMPACT_REFUSED, MANUAL_NEEDS_TEXT, REFRESH_REFUSED, REFRESHED
 from chatcontext.models import PromptRecord
-from personas import actions
+from community import forget
 from personas import models as m
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import FakeLLMServer
@@ -200,7 +200,7 @@ async def test_forget_me_deletes_the_summaries_that_drew_on_the_users_messages(h
     sent_messages()
     rei_only = await m.ConversationSummary.objects.filter(content="Only Rei was here.").aget()
 
-    result = await run_db(actions.forget_user, str(harness.member(1).id), actor=TEST_ACTOR)
+    result = await run_db(forget.forget_user, str(harness.member(1).id), actor=TEST_ACTOR)
 
     assert result.summaries == 1
     assert [s.pk async for s in m.ConversationSummary.objects.all()] == [rei_only.pk]

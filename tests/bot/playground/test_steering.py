@@ -17,7 +17,7 @@ from bot.playground.models import PlaygroundMessage
 from bot.playground.service import PlaygroundOutcome, post_playground_message
 from chatcontext.core.short_term_memory import DUE_AFTER_MESSAGES
 from chatcontext.models import PromptRecord
-from personas import actions
+from community import forget
 from personas import models as m
 from tests.actors import TEST_ACTOR
 from tests.bot.fake_llm import FakeLLMServer, tool_round
@@ -190,7 +190,7 @@ async def test_forget_me_deletes_the_note_that_drew_on_the_users_messages(
     await say(tdemo, MINA, "tomori, Kyoto in April!")
     assert await m.ShortTermMemory.objects.acount() == 1
 
-    result = await asyncio.to_thread(actions.forget_user, MINA, actor=TEST_ACTOR)
+    result = await asyncio.to_thread(forget.forget_user, MINA, actor=TEST_ACTOR)
 
     assert result.short_term_memories == 1
     assert await m.ShortTermMemory.objects.acount() == 0
