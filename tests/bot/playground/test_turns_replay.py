@@ -68,7 +68,7 @@ async def test_a_playground_tool_turn_exported_from_the_api_replays_with_replay_
     exported = await client.get(f"/api/v1/records/{record.pk}/snapshot")
     assert exported.status_code == 200
     snapshot = exported.json()
-    assert snapshot["format"] == "tomori-turn-snapshot/2"
+    assert snapshot["format"] == "tomori-turn-snapshot/3"
     # Captured before the tool ran: the memory it wrote is no part of the turn's input.
     assert remember["content"] not in json.dumps(snapshot)
 
