@@ -6,10 +6,10 @@ database (``chatcontext.records.store``).
 
 from __future__ import annotations
 
+from chatcontext.core.budget import fit_context
 from chatcontext.core.config import StageConfig
 from chatcontext.core.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
 from chatcontext.core.voice_prehydration import Transcriber
-from chatcontext.core.budget import fit_context
 from chatcontext.pipeline import build_turn_context
 from chatcontext.replay_database import replay_database
 from chatcontext.snapshot import (

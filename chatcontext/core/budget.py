@@ -16,9 +16,9 @@ splits text finer than cl100k still fits.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-import dataclasses
 from dataclasses import dataclass, replace
 
 from chatcontext.core.tokens import TOKENS_PER_REPLY, count_item, count_text, encoding

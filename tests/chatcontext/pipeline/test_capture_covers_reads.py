@@ -160,12 +160,16 @@ def test_the_turn_a_snapshot_describes_reads_back_its_note_anchor_and_thread() -
     doc["format"] = "tomori-turn-snapshot/3"
     doc["channel"]["parent_id"] = "4600"
     doc["turn"].update(
-        short_term_memory={"content": "Mina is repotting.", "updated_at_ms": doc["now_ms"] - 60_000, "tool_offered": True},
+        short_term_memory={
+            "content": "Mina is repotting.",
+            "updated_at_ms": doc["now_ms"] - 60_000,
+            "tool_offered": True,
+        },
         history_anchor_id=anchor,
     )
     doc = validate_snapshot(doc)
     with transaction.atomic():
         turn = snapshot_turn(doc, load_snapshot_rows(doc)).turn
         transaction.set_rollback(True)
-    assert turn.short_term_memory == ShortTermNote("Mina is repotting.", doc["now_ms"] - 60_000, tool_offered=True)
+    assert turn.short_term_memory == ShortTermNote("Mina is repotting.", written, tool_offered=True)
     assert (turn.history_anchor_id, turn.thread_parent_id) == (anchor, "4600")
