@@ -159,14 +159,9 @@ def test_the_turn_a_snapshot_describes_reads_back_its_note_anchor_and_thread() -
     anchor = doc["messages"][1]["id"]
     doc["format"] = "tomori-turn-snapshot/3"
     doc["channel"]["parent_id"] = "4600"
-    doc["turn"].update(
-        short_term_memory={
-            "content": "Mina is repotting.",
-            "updated_at_ms": doc["now_ms"] - 60_000,
-            "tool_offered": True,
-        },
-        history_anchor_id=anchor,
-    )
+    written = doc["now_ms"] - 60_000
+    note = {"content": "Mina is repotting.", "updated_at_ms": written, "tool_offered": True}
+    doc["turn"].update(short_term_memory=note, history_anchor_id=anchor)
     doc = validate_snapshot(doc)
     with transaction.atomic():
         turn = snapshot_turn(doc, load_snapshot_rows(doc)).turn
