@@ -146,9 +146,10 @@ def fit_to_budget(items: Sequence[ContextItem], budget: ContextBudget) -> Fitted
 
 
 def fit_context(ctx: ChatTurnContext, budget: ContextBudget) -> FittedPrompt:
-    """Cut ``ctx``'s prompt to ``budget``, the cuts added to its exclusion log: what a turn does after
-    its context is built (``bot.conversation.budget.fit_turn``) and what its replay does again with the
-    budget its snapshot kept (``chatcontext.replay``), so a cut turn replays to its record."""
+    """Cut ``ctx``'s prompt to ``budget``, the cuts added to its exclusion log: what the runner does
+    after a turn's context is built (``bot.conversation.budget.context_budget`` gives the budget) and
+    what its replay does again with the budget its snapshot kept (``chatcontext.replay``), so a cut
+    turn replays to its record."""
     fitted = fit_to_budget(ctx.context_items, budget)
     ctx.context_items = fitted.items
     ctx.exclusions = [*ctx.exclusions, *fitted.exclusions]
