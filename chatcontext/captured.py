@@ -14,6 +14,7 @@ from typing import Protocol
 
 from django.db import transaction
 
+from chatcontext.core.budget import ContextBudget
 from chatcontext.core.transcripts import TranscriptCache
 from chatcontext.core.transport import ChatTransport
 from chatcontext.core.types import ChatTurn, ChatTurnContext, JSONDict
@@ -54,3 +55,12 @@ def build_captured_turn(
         logger.exception("turn snapshot not captured")
         snapshot = {}
     return CapturedTurn(ctx, snapshot)
+
+
+def with_budget(snapshot: JSONDict, budget: ContextBudget) -> JSONDict:
+    """``snapshot`` with the context budget the turn was fitted to (``turn.budget``), which is known
+    only once the offered tools are (their descriptions are reserved), after the capture. A snapshot
+    that was not captured stays ``{}``."""
+    if not snapshot:
+        return snapshot
+    return {**snapshot, "turn": {**snapshot["turn"], "budget": budget.as_json()}}

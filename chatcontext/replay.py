@@ -6,6 +6,7 @@ database (``chatcontext.records.store``).
 
 from __future__ import annotations
 
+from chatcontext.core.budget import fit_context
 from chatcontext.core.config import StageConfig
 from chatcontext.core.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
 from chatcontext.core.voice_prehydration import Transcriber
@@ -43,7 +44,7 @@ def replay_snapshot(
     with replay_database():
         loaded = load_snapshot_rows(doc)
         inputs = snapshot_turn(doc, loaded)
-        return build_turn_context(
+        ctx = build_turn_context(
             inputs.turn,
             inputs.transport,
             transcripts=inputs.transcripts,
@@ -51,3 +52,6 @@ def replay_snapshot(
             config=config,
             clock=_constant_clock,
         )
+    if inputs.budget is not None:  # the turn's prompt was fitted to its endpoint's budget (BC13)
+        fit_context(ctx, inputs.budget)
+    return ctx

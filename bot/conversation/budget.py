@@ -18,8 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from bot.conversation.providers import ProviderConfig, ToolSpec
-from chatcontext.core.budget import ContextBudget, count_reserved, fit_to_budget
-from chatcontext.core.types import ChatTurnContext
+from chatcontext.core.budget import ContextBudget, count_reserved
 
 # Weight of the newest observation in the running ratio.
 SMOOTHING = 0.3
@@ -67,12 +66,3 @@ def context_budget(config: ProviderConfig, tools: Sequence[ToolSpec] = ()) -> Co
         margin_percent=settings.LLM_TOKEN_MARGIN_PERCENT,
         reserved=count_reserved([json.dumps(tool.as_openai()) for tool in tools]),
     )
-
-
-def fit_turn(ctx: ChatTurnContext, config: ProviderConfig, tools: Sequence[ToolSpec] = ()) -> int:
-    """Cut ``ctx``'s prompt to its endpoint's budget, the cuts added to its exclusion log (what the
-    record stores and the inspector shows); the count of what is sent, for ``CALIBRATION.observe``."""
-    fitted = fit_to_budget(ctx.context_items, context_budget(config, tools))
-    ctx.context_items = fitted.items
-    ctx.exclusions = [*ctx.exclusions, *fitted.exclusions]
-    return fitted.counted_tokens

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from django.conf import settings
 
 from bot.conversation.admission import Admission
-from bot.conversation.budget import CALIBRATION, calibration_key, fit_turn
+from bot.conversation.budget import CALIBRATION, calibration_key, context_budget
 from bot.conversation.db import Db
 from bot.conversation.emojis import render_custom_emojis
 from bot.conversation.media import ImageFetcher, resolve_images
@@ -65,7 +65,8 @@ from bot.conversation.tools.loop import ToolLimits, ToolRun, generate_with_tools
 from bot.conversation.tools.mentions import ping_handles
 from bot.conversation.tools.notices import Notice
 from bot.conversation.window_memory import WINDOWS
-from chatcontext.captured import CapturedTurn, TurnTransport, build_captured_turn
+from chatcontext.captured import CapturedTurn, TurnTransport, build_captured_turn, with_budget
+from chatcontext.core.budget import fit_context
 from chatcontext.core.regeneration import REGENERATE
 from chatcontext.core.transcripts import TranscriptCache
 from chatcontext.core.triggerer import triggerer_naming
@@ -292,7 +293,9 @@ class TurnRunner:
         ctx = captured.ctx
         WINDOWS.remember(turn.locked_turn.channel_id, persona.persona_id, ctx.history_anchor_id)
         tools = await self._offered_tools(job, ctx, provider)
-        counted = fit_turn(ctx, job.server.provider, [tool.spec() for tool in tools])
+        # The budget is the snapshot's too: the replay cuts the prompt as this turn did (turn-snapshot.md §4).
+        budget = context_budget(job.server.provider, [tool.spec() for tool in tools])
+        counted = fit_context(ctx, budget).counted_tokens
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
@@ -355,7 +358,7 @@ class TurnRunner:
         record = await self.db(record_turn)(
             TurnRecord(
                 ctx,
-                captured.snapshot,
+                with_budget(captured.snapshot, budget),
                 outlet.source,
                 generation,
                 images=prompt.record,

@@ -16,12 +16,13 @@ splits text finer than cl100k still fits.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chatcontext.core.tokens import TOKENS_PER_REPLY, count_item, count_text, encoding
-from chatcontext.core.types import ContextItem, ContextItemTag, JSONDict, Part, TextPart
+from chatcontext.core.types import ChatTurnContext, ContextItem, ContextItemTag, JSONDict, Part, TextPart
 
 BUDGET_REASON = "context_budget"
 TRUNCATED_REASON = "context_budget_truncated"
@@ -59,6 +60,10 @@ class ContextBudget:
     @property
     def prompt_limit(self) -> int:
         return self.window - self.reply_tokens
+
+    def as_json(self) -> JSONDict:
+        """The budget as a turn snapshot keeps it (turn-snapshot.md §1, ``turn.budget``)."""
+        return dataclasses.asdict(self)
 
     def estimate(self, counted: int) -> int:
         """Provider tokens of a prompt of ``counted`` tokens, margin included (rounded up)."""
@@ -138,6 +143,17 @@ def fit_to_budget(items: Sequence[ContextItem], budget: ContextBudget) -> Fitted
         counts[position] = recounted
     fitted = [item for i, item in enumerate(kept) if i not in removed]
     return FittedPrompt(fitted, exclusions, total, budget.estimate(total))
+
+
+def fit_context(ctx: ChatTurnContext, budget: ContextBudget) -> FittedPrompt:
+    """Cut ``ctx``'s prompt to ``budget``, the cuts added to its exclusion log: what the runner does
+    after a turn's context is built (``bot.conversation.budget.context_budget`` gives the budget) and
+    what its replay does again with the budget its snapshot kept (``chatcontext.replay``), so a cut
+    turn replays to its record."""
+    fitted = fit_to_budget(ctx.context_items, budget)
+    ctx.context_items = fitted.items
+    ctx.exclusions = [*ctx.exclusions, *fitted.exclusions]
+    return fitted
 
 
 def count_reserved(texts: Sequence[str]) -> int:

@@ -59,6 +59,9 @@ CAPTURED_TABLES: dict[type[Any], str] = {
     # Sent to the provider with the request; the stage never reads it (README, "Sampling").
     m.PersonaSampling: "",
     m.DiscordUser: "users",
+    # D-16's nickname branch starts from the server's member rows; the snapshot keeps the members the
+    # turn's transport read, which the replay writes back as member rows.
+    m.ServerMember: "members",
     m.UserPersonaNamingPreference: "naming_preferences",
     m.StatCounter: "server_activity",
     m.PersonalMemory: "personal_memories",
@@ -370,6 +373,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
             "id": turn.locked_turn.channel_id,
             "name": turn.channel_name,
             "topic": turn.channel_description,
+            "parent_id": turn.thread_parent_id,
         },
         "channels": [
             {"id": cid, "name": name}
@@ -449,6 +453,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
             "co_responder_keys": [persona_key(pid) for pid in responders],
             "reminder": reminder_json(turn),
             **manual_json(turn),
+            "short_term_memory": dataclasses.asdict(turn.short_term_memory) if turn.short_term_memory else None,
+            "history_anchor_id": turn.history_anchor_id,
         },
     }
 

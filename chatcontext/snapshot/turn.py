@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chatcontext import repository
+from chatcontext.core.budget import ContextBudget
 from chatcontext.core.memory_transport import InMemoryTransport, TransportCapabilities
 from chatcontext.core.preset import Preset
-from chatcontext.core.snapshot_format import doc_items
+from chatcontext.core.snapshot_format import SnapshotError, doc_items
 from chatcontext.core.snapshot_parse import parse_members, parse_messages, transcript_cache
 from chatcontext.core.transcripts import MemoryTranscriptCache
 from chatcontext.core.triggerer import triggerer_naming
@@ -24,6 +25,7 @@ from chatcontext.core.types import (
     MemberInfo,
     PersonaInfo,
     ReminderData,
+    ShortTermNote,
 )
 from chatcontext.snapshot.load import LoadedSnapshot
 
@@ -132,9 +134,35 @@ def snapshot_chat_turn(
         persona_index=0,
         total_personas=len(responders),
         channel_description=doc["channel"].get("topic"),
+        thread_parent_id=doc["channel"].get("parent_id"),
         triggerer=triggerer_naming(server, persona, row, member, trigger.author, blacklisted=blacklisted),
         is_self_message=author_id == bot.id,
+        short_term_memory=short_term_note(turn_doc),
+        history_anchor_id=turn_doc.get("history_anchor_id"),
     )
+
+
+def short_term_note(turn_doc: Mapping[str, Any]) -> ShortTermNote | None:
+    """The persona's note of the channel as the turn read it (BC8-12b); a document without one
+    (version 1 or 2, a persona without a note) replays as a turn without it."""
+    note = turn_doc.get("short_term_memory")
+    if note is None:
+        return None
+    return ShortTermNote(
+        content=note["content"], updated_at_ms=note.get("updated_at_ms"), tool_offered=bool(note.get("tool_offered"))
+    )
+
+
+def context_budget(turn_doc: Mapping[str, Any]) -> ContextBudget | None:
+    """The budget the turn's prompt was fitted to (BC13); None (version 1 or 2, a turn stored without
+    one): the prompt is replayed uncut."""
+    budget = turn_doc.get("budget")
+    if budget is None:
+        return None
+    try:
+        return ContextBudget(**budget)
+    except ValueError as exc:  # a reply budget the window cannot hold: the schema cannot say so
+        raise SnapshotError("turn.budget", str(exc)) from None
 
 
 def snapshot_transport(
@@ -171,6 +199,7 @@ class SnapshotTurn:
     turn: ChatTurn
     transport: InMemoryTransport
     transcripts: MemoryTranscriptCache
+    budget: ContextBudget | None = None
 
 
 def snapshot_turn(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> SnapshotTurn:
@@ -180,4 +209,5 @@ def snapshot_turn(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> SnapshotTur
         snapshot_chat_turn(doc, loaded, messages, members),
         snapshot_transport(doc, messages, members),
         transcript_cache(doc),
+        context_budget(doc["turn"]),
     )

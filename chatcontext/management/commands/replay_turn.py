@@ -47,7 +47,7 @@ examples:
 
 class Command(BaseCommand):
     help = (
-        "Assemble the prompt of one persona turn from a turn snapshot (tomori-turn-snapshot/1) and print it. "
+        "Assemble the prompt of one persona turn from a turn snapshot (tomori-turn-snapshot/1 to /3) and print it. "
         "Nothing is written to the database unless --record is given."
     )
 

@@ -5,6 +5,8 @@ demo server has emojis, so every such turn shows both."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
 from io import StringIO
 from pathlib import Path
@@ -16,7 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from bot.playground.service import send_playground_message
+from bot.playground.service import post_playground_message, send_playground_message
+from chatcontext.core.budget import BUDGET_REASON
+from chatcontext.history import MIN_FETCH_LIMIT
 from chatcontext.models import PromptRecord
 from personas import models as m
 from personas.actions import Actor
@@ -27,9 +31,9 @@ from personas.presets import parse_preset
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.bot.image_server import png_bytes
 from tests.bot.playground.conftest import MINA, Demo
-from tests.bot.playground.turns import moderator_client
+from tests.bot.playground.turns import moderator_client, use_llm
 from tests.personas.presets.preset_files import DEFAULT as DEFAULT_PRESET
-from tests.replays import assert_replays_to_its_record, recorded_items
+from tests.replays import assert_replays_to_its_record, recorded_items, replayed_output
 
 BOTH = pytest.mark.django_db(transaction=True, databases=["default", "replay"])
 EXAMPLE_LINE = "Still awake, Tomori?"  # the demo's example dialogue (load_demo)
@@ -68,7 +72,7 @@ async def test_a_playground_tool_turn_exported_from_the_api_replays_with_replay_
     exported = await client.get(f"/api/v1/records/{record.pk}/snapshot")
     assert exported.status_code == 200
     snapshot = exported.json()
-    assert snapshot["format"] == "tomori-turn-snapshot/2"
+    assert snapshot["format"] == "tomori-turn-snapshot/3"
     # Captured before the tool ran: the memory it wrote is no part of the turn's input.
     assert remember["content"] not in json.dumps(snapshot)
 
@@ -132,3 +136,61 @@ def test_a_playground_turn_a_lorebook_entry_fires_in_replays_to_its_record(demo:
     assert [(e["book_id"], e["uid"]) for e in personas["Tomori"]["lorebook"]] == [(book.pk, 1), (book.pk, 2)]
     assert "lorebook" not in personas["Pip"] and "preset" not in personas["Pip"]
     assert_replays_to_its_record(record)
+
+
+# Turn inputs that are no rows (snapshot format 3): the persona's short-term note, the stepped history
+# window's anchor and the context budget. Each replays to its record, and the same snapshot without the
+# field does not, so the field is what the replay needs.
+
+
+def replays_without(record: PromptRecord, key: str) -> list[dict[str, Any]]:
+    snapshot = copy.deepcopy(record.snapshot)
+    del snapshot["turn"][key]
+    items: list[dict[str, Any]] = replayed_output(snapshot)["context_items"]
+    return items
+
+
+NOTE = "Mina is repotting her tomatoes this week."
+
+
+@BOTH
+async def test_a_playground_turn_after_a_short_term_memory_tool_call_replays_to_its_record(
+    tdemo: Demo, llm_server: FakeLLMServer
+) -> None:
+    await asyncio.to_thread(use_llm, tdemo, llm_server)
+    llm_server.script = [tool_round(("update_short_term_memory", json.dumps({"note": NOTE}))), "Noted!"]
+    await post_playground_message(tdemo.channel, MINA, "tomori, I'm repotting the tomatoes")
+    llm_server.script = ["Good luck with them."]
+    await post_playground_message(tdemo.channel, MINA, "tomori, wish me luck")
+
+    record = await PromptRecord.objects.order_by("-created_at", "-id").afirst()
+    assert record is not None and NOTE in "\n".join(item["text"] for item in record.context_items)
+    note = record.snapshot["turn"]["short_term_memory"]
+    assert note["content"] == NOTE and note["tool_offered"] is True
+    await sync_to_async(assert_replays_to_its_record)(record)
+    assert await sync_to_async(replays_without)(record, "short_term_memory") != recorded_items(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_in_a_stepped_history_window_replays_to_its_record(demo: Demo) -> None:
+    m.ServerSettings.objects.filter(server=demo.server).update(message_fetch_limit=MIN_FETCH_LIMIT)
+    for turn in range(2 * MIN_FETCH_LIMIT):
+        send_playground_message(demo.channel, MINA, f"{demo.mention()} turn {turn}")
+    records = PromptRecord.objects.filter(channel_disc_id=demo.channel.disc_id).order_by("created_at", "pk")
+    anchored = [r for r in records if r.snapshot["turn"].get("history_anchor_id")]
+    assert any(e["reason"] == "history_step" for r in anchored for e in r.exclusions)  # the window stepped
+    for record in anchored:
+        assert_replays_to_its_record(record)
+    # Without its anchor a turn's window starts afresh: some anchored turn then reads another history.
+    assert any(replays_without(r, "history_anchor_id") != recorded_items(r) for r in anchored)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_the_context_budget_cut_replays_to_its_record(demo: Demo, settings: Any) -> None:
+    settings.LLM_CONTEXT_WINDOW, settings.LLM_MAX_REPLY_TOKENS = 1536, 256
+    for turn in range(12):
+        [record] = send_playground_message(demo.channel, MINA, f"{demo.mention()} turn {turn}: " + "lorem ipsum " * 20)
+    assert any(e["reason"] == BUDGET_REASON for e in record.exclusions)  # the budget cut this turn
+    assert record.snapshot["turn"]["budget"]["window"] == 1536
+    assert_replays_to_its_record(record)
+    assert replays_without(record, "budget") != recorded_items(record)

@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chatcontext import repository
 from chatcontext.core.config import StageConfig
-from chatcontext.core.types import PersonaInfo, ServerConfig, UserRow
+from chatcontext.core.types import ChatTurn, PersonaInfo, ServerConfig, ShortTermNote, UserRow
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, schema, snapshot_turn, validate_snapshot
 from chatcontext.snapshot.capture import CAPTURED_TABLES, persona_json, settings_keys
@@ -56,7 +56,7 @@ RENAMED_SETTINGS = {"prompt_command_enabled": "prompt_snapshot_enabled"}
 def rich_document() -> dict[str, Any]:
     """The shipped example with every kind of row a turn can read."""
     doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    doc["format"] = "tomori-turn-snapshot/2"
+    doc["format"] = "tomori-turn-snapshot/3"
     persona = doc["personas"][0]
     persona["sample_dialogue"] = [{"role": "user", "text": "hi"}, {"role": "model", "text": "hello"}]
     persona["sprite_names"] = ["wave"]
@@ -110,3 +110,61 @@ def test_every_server_and_user_field_the_stage_reads_is_a_snapshot_field() -> No
             assert RENAMED_SETTINGS.get(field.name, field.name) in settings, field.name
     user_keys = set(schema()["properties"]["users"]["anyOf"][0]["items"]["properties"])
     assert {f.name for f in dataclasses.fields(UserRow)} - {"user_id", "user_disc_id"} <= user_keys
+
+
+# Where the snapshot keeps each ChatTurn field the stage reads (a schema path under the document), or
+# None with why no key holds it. A new ChatTurn field fails here until the snapshot carries it.
+CHAT_TURN_KEYS: dict[str, str | None] = {
+    "locked_turn": "turn.trigger_message_id",  # the trigger, queue, stop, reminder and manual parts: turn.*
+    "persona": "turn.persona_key",
+    "all_personas": "personas",
+    "server": "server",
+    "channel_name": "channel.name",
+    "bot_user": "bot_user",
+    "now_ms": "now_ms",
+    "user_row": "users",
+    "main_persona": "personas",  # the persona that is no alter
+    "persona_index": None,  # no stage step reads it (the runner's plan order)
+    "total_personas": "turn.co_responder_keys",
+    "channel_description": "channel.topic",
+    "thread_parent_id": "channel.parent_id",
+    "triggerer": "users",  # derived again from the user row, member and naming preferences
+    "should_surface_user_errors": None,  # delivery's error notices (streaming_context), not the prompt
+    "forced_mentions": None,  # the reply's pings (streaming_context), not the prompt
+    "text_credential_source": None,  # which key pays (streaming_context), not the prompt
+    "is_self_message": "bot_user",  # the trigger's author is the bot
+    "fast_regeneration_actions": None,  # a replay offers no Regenerate button (ChatTurn's comment)
+    "short_term_memory": "turn.short_term_memory",
+    "history_anchor_id": "turn.history_anchor_id",
+}
+
+
+def schema_has(path: str) -> bool:
+    node: Any = schema()
+    for key in path.split("."):
+        node = node["properties"][key] if "properties" in node else node["anyOf"][0]["properties"][key]
+    return True
+
+
+def test_every_chat_turn_field_the_stage_reads_is_a_snapshot_field() -> None:
+    assert {f.name for f in dataclasses.fields(ChatTurn)} == set(CHAT_TURN_KEYS)
+    for name, path in CHAT_TURN_KEYS.items():
+        assert path is None or schema_has(path), name
+
+
+@pytest.mark.django_db
+def test_the_turn_a_snapshot_describes_reads_back_its_note_anchor_and_thread() -> None:
+    """The values round-trip: what the capture writes for a ChatTurn, the replay's ChatTurn reads."""
+    doc = rich_document()
+    anchor = doc["messages"][1]["id"]
+    doc["format"] = "tomori-turn-snapshot/3"
+    doc["channel"]["parent_id"] = "4600"
+    written = doc["now_ms"] - 60_000
+    note = {"content": "Mina is repotting.", "updated_at_ms": written, "tool_offered": True}
+    doc["turn"].update(short_term_memory=note, history_anchor_id=anchor)
+    doc = validate_snapshot(doc)
+    with transaction.atomic():
+        turn = snapshot_turn(doc, load_snapshot_rows(doc)).turn
+        transaction.set_rollback(True)
+    assert turn.short_term_memory == ShortTermNote("Mina is repotting.", written, tool_offered=True)
+    assert (turn.history_anchor_id, turn.thread_parent_id) == (anchor, "4600")

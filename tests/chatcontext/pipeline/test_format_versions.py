@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -47,8 +48,9 @@ def test_a_stored_format_1_snapshot_exports_and_replays_to_its_record(tmp_path: 
 
 
 @BOTH
-def test_format_2_reads_a_format_1_document_as_a_turn_without_the_new_keys(tmp_path: Path) -> None:
+@pytest.mark.parametrize("later", ["tomori-turn-snapshot/2", "tomori-turn-snapshot/3"])
+def test_a_later_format_reads_a_format_1_document_as_a_turn_without_the_new_keys(tmp_path: Path, later: str) -> None:
     doc = json.loads(FORMAT_1.read_text(encoding="utf-8"))
     _, as_stored, _ = run(write(tmp_path, doc, "as-stored.json"))
-    code, out, err = run(write(tmp_path, {**doc, "format": "tomori-turn-snapshot/2"}))
+    code, out, err = run(write(tmp_path, {**doc, "format": later}))
     assert (code, err) == (0, "") and out == as_stored and json.loads(out)["context_items"]

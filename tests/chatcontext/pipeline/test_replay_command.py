@@ -75,6 +75,12 @@ def test_replay_prints_the_golden_output_of_the_example() -> None:
             'turn.trigger_message_id: no message with id "1" in messages',
         ),
         (lambda d: d["server"].update(region="eu"), "server.region: unknown key"),
+        (
+            lambda d: d["turn"].update(
+                budget={"window": 512, "reply_tokens": 512, "scale": 1.0, "margin_percent": 10, "reserved": 0}
+            ),
+            "turn.budget: a context budget needs a window larger than its reply budget",
+        ),
     ],
 )
 @BOTH

@@ -109,8 +109,8 @@ def test_unknown_keys_are_errors_everywhere(mutate: Any, expected: str) -> None:
         (lambda d: d["users"][0].update(timezone_offset="9"), "users[0].timezone_offset: expected integer or null"),
         (lambda d: d["users"][1].update(privacy_level=3), "users[1].privacy_level: must be one of 0, 1, 2 or null"),
         (
-            lambda d: d.update(format="tomori-turn-snapshot/3"),
-            'format: must be one of "tomori-turn-snapshot/2", "tomori-turn-snapshot/1"',
+            lambda d: d.update(format="tomori-turn-snapshot/4"),
+            'format: must be one of "tomori-turn-snapshot/3", "tomori-turn-snapshot/2", "tomori-turn-snapshot/1"',
         ),
         (
             lambda d: d["messages"][0].update(id="msg-1"),
