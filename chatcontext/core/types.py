@@ -575,11 +575,13 @@ class ShortTermNote:
     """The persona's short-term memory of the turn's channel (``personas.ShortTermMemory``) as the
     surface read it: the note ("" when none), when it was last written (None: never), and whether
     the surface offers ``update_short_term_memory`` on this turn (the nudge and the intent wrapper
-    ask only then, BC8-12c, BC9-12)."""
+    ask only then, BC8-12c, BC9-12). ``author_ids``: whose messages the note was written from, who
+    become subjects of every record whose prompt holds it (forget-me deletes those records too)."""
 
     content: str = ""
     updated_at_ms: int | None = None
     tool_offered: bool = False
+    author_ids: tuple[str, ...] = ()
 
 
 @dataclass

@@ -177,6 +177,10 @@ def record_turn(record: TurnRecord) -> PromptRecord:
             generation.usage or {}, prompt_estimate=total, reply_estimate=estimate_tokens(generation.reply_text)
         )
     subjects = subject_user_ids(output, record.snapshot, bot_id=turn.bot_user.id)
+    note = turn.short_term_memory
+    if note is not None and note.content:
+        # The note's words came from these people's messages: forget-me must find this record too.
+        subjects = [*subjects, *note.author_ids]
     with transaction.atomic():
         server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
         prices = server.settings

@@ -68,4 +68,5 @@ def load_short_term_note(
         content=row.content if row is not None else "",
         updated_at_ms=int(row.updated_at.timestamp() * 1000) if row is not None else None,
         tool_offered=provider_tools and policy.server_tools and policy.persona_tools and policy.self_teaching,
+        author_ids=tuple(str(a) for a in row.author_disc_ids) if row is not None else (),
     )
