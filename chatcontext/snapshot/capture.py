@@ -56,9 +56,12 @@ CAPTURED_TABLES: dict[type[Any], str] = {
     m.PersonaPreset: "personas[].preset",
     m.Lorebook: "personas[].lorebook",
     m.LorebookEntry: "personas[].lorebook",
+    m.PersonaCard: "personas[].card",
     # Sent to the provider with the request; the stage never reads it (README, "Sampling").
     m.PersonaSampling: "",
     m.DiscordUser: "users",
+    # D-16's nickname read bounds its users by the server's members; the replay loads them from here.
+    m.ServerMember: "members",
     m.UserPersonaNamingPreference: "naming_preferences",
     m.StatCounter: "server_activity",
     m.PersonalMemory: "personal_memories",
@@ -252,6 +255,7 @@ def persona_json(persona: PersonaInfo) -> JSONDict:
         "sprite_names": list(persona.sprite_names),
         "preset": preset_json(persona.preset) if persona.preset is not None else None,
         "lorebook": [lore_entry_json(entry) for entry in persona.lorebook],
+        "card": dataclasses.asdict(persona.card) if persona.card is not None else None,
     }
 
 
