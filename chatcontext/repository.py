@@ -159,16 +159,12 @@ def persona_info(
 
 
 def card_fields(row: m.PersonaCard) -> CardFields:
-    return CardFields(
-        personality=row.personality,
-        scenario=row.scenario,
-        system_prompt=row.system_prompt,
-        post_history_instructions=row.post_history_instructions,
-    )
+    """The card's columns of the same names."""
+    return CardFields(**{f.name: getattr(row, f.name) for f in dataclasses.fields(CardFields)})
 
 
 def _related(persona: m.Persona, name: str, read: Callable[[Any], T]) -> T | None:
-    """A persona's optional one-to-one row (its preset, its sampling) through ``read``, None without one."""
+    """A persona's optional one-to-one row (its preset, its sampling, its card) through ``read``, None without one."""
     try:
         return read(getattr(persona, name))
     except ObjectDoesNotExist:

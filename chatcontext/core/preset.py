@@ -5,7 +5,9 @@ A preset is an ordered list of nodes: *markers* name a slot the native builder f
 walk emits marker buckets and custom items in preset order and flushes TomoriBot-only groups at
 anchors: the knowledge group after the first of `main`/`charDescription`/`charPersonality`, the
 dialogue-adjacent group (participant profile first) once, immediately before the first
-`dialogueExamples` or `chatHistory` marker. Tail-slot items never enter a bucket (R-18).
+`dialogueExamples` or `chatHistory` marker. Tail-slot items never enter a bucket (R-18). The
+world-info markers take the fired lorebook entries of their position; a persona's character card
+fills its slots through ``Preset.with_card``.
 """
 
 from __future__ import annotations
