@@ -22,6 +22,7 @@ from chatcontext.core.participants.naming import NamingPreference
 from chatcontext.core.preset import Preset
 from chatcontext.core.types import (
     BlockRow,
+    CardFields,
     EmojiRow,
     LoreEntryInfo,
     PersonaAttributeInfo,
@@ -153,11 +154,17 @@ def persona_info(
         preset=_related(persona, "preset", lambda row: Preset.from_json(row.nodes)),
         sampling=_related(persona, "sampling", lambda row: row.value()) or Sampling(),
         lorebook=tuple(lorebook),
+        card=_related(persona, "card", card_fields),
     )
 
 
+def card_fields(row: m.PersonaCard) -> CardFields:
+    """The card's columns of the same names."""
+    return CardFields(**{f.name: getattr(row, f.name) for f in dataclasses.fields(CardFields)})
+
+
 def _related(persona: m.Persona, name: str, read: Callable[[Any], T]) -> T | None:
-    """A persona's optional one-to-one row (its preset, its sampling) through ``read``, None without one."""
+    """A persona's optional one-to-one row (its preset, its sampling, its card) through ``read``, None without one."""
     try:
         return read(getattr(persona, name))
     except ObjectDoesNotExist:
@@ -168,7 +175,8 @@ def load_personas(server_id: int) -> list[PersonaInfo]:
     """Every persona of the server in catalog order (main first, then alters by id)."""
     personas = (
         m.Persona.objects.filter(server_id=server_id)
-        .select_related("preset", "sampling")
+        .select_related("preset", "sampling", "card")
+        .defer("card__avatar")  # the card's picture is served for webhooks, never read by a turn
         .prefetch_related("attributes", "sprite_messages")
         .order_by("is_alter", "persona_id")
     )

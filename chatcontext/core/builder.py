@@ -37,7 +37,7 @@ from chatcontext.core.participants.target_index import (
     persona_mention_catalogue,
 )
 from chatcontext.core.participants.timefmt import format_schedule_time, utc_label
-from chatcontext.core.preset import Preset, reassemble_with_preset
+from chatcontext.core.preset import WORLD_INFO_MARKERS, Preset, reassemble_with_preset
 from chatcontext.core.types import (
     BlockRow,
     ContextItem,
@@ -439,11 +439,17 @@ def build_context(inputs: BuilderInputs) -> BuilderOutput:
     items += sample_dialogue_items(inputs, text)
     items += dialogue_history_items(inputs, text)
     items += [dataclasses.replace(item, placement="tail") for item in inputs.participant_tail_items if item is not None]
+    world_info = list(inputs.world_info)
     if inputs.preset is not None and inputs.impersonation is None:
-        items = reassemble_with_preset(
-            items, inputs.preset, char_name=inputs.persona.persona_nickname, user_name=text.user
-        )
-    items = place_world_info(items, inputs.world_info, text.authored)
+        preset = inputs.preset if inputs.persona.card is None else inputs.preset.with_card(inputs.persona.card)
+        # Entries before/after the character go where the preset's world-info markers are; without
+        # the marker (and at depth) they are placed in the reassembled prompt as natively.
+        slots = {position for position, marker in WORLD_INFO_MARKERS.items() if preset.has_marker(marker)}
+        slotted = [f for f in world_info if f.entry.position in slots]
+        world_info = [f for f in world_info if f.entry.position not in slots]
+        items = place_world_info(items, slotted, text.authored)
+        items = reassemble_with_preset(items, preset, char_name=inputs.persona.persona_nickname, user_name=text.user)
+    items = place_world_info(items, world_info, text.authored)
     tail = [impersonation_tail_directive(inputs.impersonation.nickname)] if inputs.impersonation else []
     # An impersonation turn speaks as a member: the persona's own note is not theirs (BC7-04).
     memory = stm.memory_items(inputs.short_term_memory) if inputs.impersonation is None else []

@@ -5,17 +5,20 @@ A preset is an ordered list of nodes: *markers* name a slot the native builder f
 walk emits marker buckets and custom items in preset order and flushes TomoriBot-only groups at
 anchors: the knowledge group after the first of `main`/`charDescription`/`charPersonality`, the
 dialogue-adjacent group (participant profile first) once, immediately before the first
-`dialogueExamples` or `chatHistory` marker. Tail-slot items never enter a bucket (R-18).
+`dialogueExamples` or `chatHistory` marker. Tail-slot items never enter a bucket (R-18). The
+world-info markers take the fired lorebook entries of their position; a persona's character card
+fills its slots through ``Preset.with_card``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from chatcontext.core.types import ContextItem, ContextItemTag, TextPart
+from chatcontext.core.types import CardFields, ContextItem, ContextItemTag, TextPart
 
 Tag = ContextItemTag
 
@@ -27,7 +30,15 @@ MARKER_TAGS: dict[str, tuple[ContextItemTag, ...]] = {
     "charPersonality": (Tag.SYSTEM_PERSONALITY,),
     "dialogueExamples": (Tag.DIALOGUE_SAMPLE,),
     "chatHistory": (Tag.DIALOGUE_HISTORY, Tag.CONTEXT_NOTE_INJECTION),
+    "worldInfoBefore": (Tag.WORLD_INFO_BEFORE,),
+    "worldInfoAfter": (Tag.WORLD_INFO_AFTER,),
 }
+# A lorebook entry's position → the marker that places it under a preset (README, "Presets").
+WORLD_INFO_MARKERS = {"before_char": "worldInfoBefore", "after_char": "worldInfoAfter"}
+# The node ``personas.presets`` stores the preset's own main prompt in, and SillyTavern's post-history slot.
+MAIN_PROMPT = "main-prompt"
+POST_HISTORY = "jailbreak"
+_ORIGINAL = re.compile(r"\{\{\s*original\s*\}\}", re.IGNORECASE)
 KNOWLEDGE_GROUP = (
     Tag.KNOWLEDGE_SERVER_INFO,
     Tag.KNOWLEDGE_PERSONA_USER_BLOCKS,
@@ -86,6 +97,39 @@ class Preset:
 
     def has_marker(self, identifier: str) -> bool:
         return any(n.is_marker and n.enabled and n.identifier == identifier for n in self.nodes)
+
+    def with_card(self, card: CardFields) -> Preset:
+        """The preset with a character card's fields in its slots, as SillyTavern fills them: the
+        personality right after the `charPersonality` marker, the scenario at `scenario`; the card's
+        system prompt overrides the preset's main prompt (which the platform's instruction still
+        follows) and its post-history instructions the `jailbreak` prompt, each with `{{original}}`
+        standing for the preset's text. An empty card field leaves the preset's slot as it was."""
+        nodes: list[PresetNode] = []
+        for node in self.nodes:
+            if node.identifier == MAIN_PROMPT and not node.is_marker:
+                node = _override(node, card.system_prompt)
+            elif node.identifier == POST_HISTORY and not node.is_marker:
+                node = _override(node, card.post_history_instructions)
+            elif node.identifier == "main" and node.is_marker and card.system_prompt.strip():
+                if not any(n.identifier == MAIN_PROMPT for n in self.nodes):
+                    nodes.append(PresetNode.custom(MAIN_PROMPT, _ORIGINAL.sub("", card.system_prompt).strip()))
+            elif node.identifier == "scenario" and node.is_marker and card.scenario.strip():
+                node = PresetNode("scenario", is_marker=False, content=card.scenario, enabled=node.enabled)
+            nodes.append(node)
+            if node.identifier == "charPersonality" and node.is_marker and card.personality.strip():
+                nodes.append(PresetNode("card-personality", False, card.personality, enabled=node.enabled))
+        if card.post_history_instructions.strip() and not any(n.identifier == POST_HISTORY for n in nodes):
+            history = next((i for i, n in enumerate(nodes) if n.identifier == "chatHistory" and n.is_marker), None)
+            text = _ORIGINAL.sub("", card.post_history_instructions).strip()
+            nodes.insert(len(nodes) if history is None else history + 1, PresetNode.custom(POST_HISTORY, text))
+        return Preset(tuple(nodes))
+
+
+def _override(node: PresetNode, text: str) -> PresetNode:
+    """``node`` with the card's ``text`` instead of its own (`{{original}}`: its own), unless ``text`` is empty."""
+    if not text.strip():
+        return node
+    return dataclasses.replace(node, content=_ORIGINAL.sub(lambda _: node.content, text))
 
 
 def _resolve_macros(text: str, char_name: str, user_name: str) -> str:

@@ -214,6 +214,17 @@ class LoreEntryInfo:
 
 
 @dataclass(frozen=True)
+class CardFields:
+    """The fields of a persona's imported character card that a preset's slots carry (README, "Presets"):
+    persona data, never a user's text."""
+
+    personality: str = ""
+    scenario: str = ""
+    system_prompt: str = ""
+    post_history_instructions: str = ""
+
+
+@dataclass(frozen=True)
 class PersonaInfo:
     """A persona with the config fields the stage reads (build-context.md §1.4)."""
 
@@ -242,6 +253,8 @@ class PersonaInfo:
     # How its replies are drawn (sent by the provider, never read by the stage).
     sampling: Sampling = field(default_factory=Sampling)
     lorebook: tuple[LoreEntryInfo, ...] = ()
+    # Its character card's fields, which only a preset places; None: the persona has no card.
+    card: CardFields | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ CAPTURED_TABLES: dict[type[Any], str] = {
     m.PersonaPreset: "personas[].preset",
     m.Lorebook: "personas[].lorebook",
     m.LorebookEntry: "personas[].lorebook",
+    m.PersonaCard: "personas[].card",
     # Sent to the provider with the request; the stage never reads it (README, "Sampling").
     m.PersonaSampling: "",
     m.DiscordUser: "users",
@@ -255,6 +256,7 @@ def persona_json(persona: PersonaInfo) -> JSONDict:
         "sprite_names": list(persona.sprite_names),
         "preset": preset_json(persona.preset) if persona.preset is not None else None,
         "lorebook": [lore_entry_json(entry) for entry in persona.lorebook],
+        "card": dataclasses.asdict(persona.card) if persona.card is not None else None,
     }
 
 

@@ -30,7 +30,7 @@ test_golden.py on every golden case):
   empty marker of a due reminder (D-16 pending-task evidence);
 - voice transcripts of attachments that stay;
 - naming preferences of users whose saved names the turn may show (P-02);
-- the preset and lorebook entries of the responding persona only.
+- the preset, lorebook entries and card fields of the responding persona only.
 
 Pure: a document in, a new document out; the input is not changed.
 """
@@ -54,7 +54,7 @@ APPEARANCE_KEYS = ("physical_appearance_tags",)
 STUB_KEYS = ("id", "channel_id", "guild_id", "type", "webhook_id", "created_timestamp", "reference")
 BLOCKED_AUTHOR_KEYS = ("id", "username", "global_name", "display_name", "bot")
 HIDDEN_MEMBER_KEYS = ("presence_status", "activities", "roles")
-PERSONA_TURN_KEYS = ("preset", "lorebook")
+PERSONA_TURN_KEYS = ("preset", "lorebook", "card")
 MEMORY_MARKER_KEYS = ("id", "user_disc_id", "persona_lineage_id")
 FORWARDED_PARTS = ("content", "attachments", "embeds", "stickers", "components")  # snapshot_is_empty
 _PERSONALIZATION_DEFAULT = m.ServerSettings._meta.get_field("personal_memories_enabled").get_default()
@@ -205,7 +205,7 @@ def _user(row: JSONDict, view: TurnView) -> JSONDict:
 
 
 def _persona(persona: JSONDict, view: TurnView) -> JSONDict:
-    """Only the responding persona's preset and lorebook are read (the stage orders and fills its
+    """Only the responding persona's preset, lorebook and card are read (the stage orders and fills its
     prompt only); another persona's stay out. Its entries stay whole, fired or not, as a loadable
     memory does whether or not its tags let it in: they are persona data, and which fire is decided
     by the history, which the replay scans again."""

@@ -17,6 +17,7 @@ from chatcontext.core.transcripts import MemoryTranscriptCache
 from chatcontext.core.triggerer import triggerer_naming
 from chatcontext.core.types import (
     Author,
+    CardFields,
     ChatIncoming,
     ChatTurn,
     DiscordMessage,
@@ -39,7 +40,7 @@ def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[st
     """Persona key → the persona as the normal loader reads it, plus the snapshot's webhook id
     (webhooks are per channel, so the database keeps none), sprite names (the loader reads them
     from every sprite post of the persona; the snapshot keeps only the posts among its messages), and
-    preset and lorebook entries as the stage read them (the entries with the book ids the prompt's
+    preset, lorebook entries and card fields as the stage read them (the entries with the book ids the prompt's
     world-info hits name, which new rows on the scratch database would not keep). A document without
     them (version 1, another persona's) leaves what the loader read: nothing on the scratch database."""
     by_id = {p.persona_id: p for p in repository.load_personas(loaded.server_id)}
@@ -50,6 +51,8 @@ def snapshot_personas(doc: Mapping[str, Any], loaded: LoadedSnapshot) -> dict[st
             persona = replace(persona, preset=Preset.from_json(p["preset"]))
         if p.get("lorebook") is not None:
             persona = replace(persona, lorebook=tuple(_lore_entry(entry) for entry in p["lorebook"]))
+        if "card" in p:
+            persona = replace(persona, card=CardFields(**p["card"]) if p["card"] is not None else None)
         if p.get("sprite_names") is not None:
             persona = replace(persona, sprite_names=tuple(p["sprite_names"]))
         personas[p["key"]] = persona

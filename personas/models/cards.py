@@ -24,9 +24,13 @@ class PersonaCard(models.Model):
     scenario = models.TextField(blank=True, default="", help_text="The situation the conversation happens in.")
     first_message = models.TextField(blank=True, default="", help_text="The card's greeting. Kept, not sent.")
     alternate_greetings = models.JSONField(default=list, blank=True, help_text="Other greetings. Kept, not sent.")
-    system_prompt = models.TextField(blank=True, default="", help_text="The card's system prompt. Kept, not sent.")
+    system_prompt = models.TextField(
+        blank=True, default="", help_text="The card's system prompt: under a preset, its main prompt."
+    )
     post_history_instructions = models.TextField(
-        blank=True, default="", help_text="The card's instructions after the history. Kept, not sent."
+        blank=True,
+        default="",
+        help_text="The card's instructions after the history: under a preset, its post-history prompt.",
     )
     creator_notes = models.TextField(blank=True, default="", help_text="The author's notes for people, not the model.")
     creator = models.CharField(max_length=200, blank=True, default="")

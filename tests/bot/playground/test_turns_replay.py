@@ -194,3 +194,25 @@ def test_a_playground_turn_the_context_budget_cut_replays_to_its_record(demo: De
     assert record.snapshot["turn"]["budget"]["window"] == 1536
     assert_replays_to_its_record(record)
     assert replays_without(record, "budget") != recorded_items(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_preset_turn_with_a_cards_fields_and_world_info_at_its_markers_replays_to_its_record(demo: Demo) -> None:
+    actor = Actor.system("tests")
+    import_preset(demo.tomori, parse_preset(DEFAULT_PRESET.read_bytes(), name="default.json"), actor=actor)
+    import_lorebook(demo.server, LORE, persona=None, actor=actor)
+    card = {
+        "personality": "Wry.",
+        "scenario": "A rooftop.",
+        "system_prompt": "Be {{char}}.",
+        "post_history_instructions": "Be brief.",
+    }
+    m.PersonaCard.objects.create(persona=demo.tomori, **card)
+    m.PersonaCard.objects.create(persona=demo.pip, personality="Pip's own.")
+    [record] = send_playground_message(demo.channel, MINA, "tomori, shall we go up to the observatory?")
+    texts = [item["text"] for item in record.context_items]
+    assert {"Wry.", "A rooftop.", "Be Tomori.", "Be brief."} <= set(texts)
+    # Only the responding persona's card is kept: another's is not read for this turn.
+    personas = {p["persona_nickname"]: p for p in record.snapshot["personas"]}
+    assert personas["Tomori"]["card"] == card and "card" not in personas["Pip"]
+    assert_replays_to_its_record(record)

@@ -5,42 +5,20 @@ what it receives is what a provider would."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from bot.playground.service import PlaygroundOutcome, post_playground_message
 from chatcontext.models import PromptRecord
-from personas.management.commands.load_demo import DEMO_SERVER_DISC_ID
 from personas.models import ApiToken, PersonaSampling, ServerSettings
-from tests.bot.fake_llm import FakeLLMServer, ThreadedFakeLLMServer
-from tests.bot.playground.conftest import MINA, Demo
+from tests.bot.fake_llm import FakeLLMServer
+from tests.bot.playground.conftest import Demo
 from tests.personas.presets.preset_files import real_preset
-
-
-@pytest.fixture
-def llm(demo: Demo, settings: Any) -> Iterator[FakeLLMServer]:
-    """The platform's endpoint is the test server (model ``ok``), reached from the turns' own loops."""
-    with ThreadedFakeLLMServer() as server:
-        settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_MAX_REPLY_TOKENS = server.base_url, "ok", 1024
-        yield server
-
-
-def post(demo: Demo, content: str) -> PlaygroundOutcome:
-    return async_to_sync(post_playground_message)(demo.channel, MINA, content)
-
-
-def import_preset(tmp_path: Path, doc: dict[str, Any], persona: str) -> None:
-    path = tmp_path / "my-preset.json"
-    path.write_text(json.dumps(doc))
-    call_command("import_preset", str(path), "--server", DEMO_SERVER_DISC_ID, "--persona", persona, stdout=None)
+from tests.personas.presets.turns import import_preset, post
 
 
 def test_a_presets_sampling_and_prompt_order_reach_the_provider(demo: Demo, llm: FakeLLMServer, tmp_path: Path):
