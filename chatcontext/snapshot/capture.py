@@ -35,6 +35,7 @@ from chatcontext.core.types import (
     MemberInfo,
     PersonaInfo,
     ReactionEmoji,
+    ShortTermNote,
 )
 from chatcontext.participants.candidates import ACTIVITY_METRICS
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
@@ -455,7 +456,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
             "co_responder_keys": [persona_key(pid) for pid in responders],
             "reminder": reminder_json(turn),
             **manual_json(turn),
-            "short_term_memory": dataclasses.asdict(turn.short_term_memory) if turn.short_term_memory else None,
+            "short_term_memory": _note_json(turn.short_term_memory) if turn.short_term_memory else None,
             "history_anchor_id": turn.history_anchor_id,
         },
     }
@@ -499,3 +500,7 @@ def reminder_json(turn: ChatTurn) -> JSONDict | None:
         return None
     target = turn.bot_user.id if data.self_reminder else incoming.reminder_recipient_id
     return {"purpose": data.reminder_purpose, "user_disc_id": target, "lateness": data.reminder_lateness}
+
+
+def _note_json(note: ShortTermNote) -> JSONDict:
+    return {**dataclasses.asdict(note), "author_ids": list(note.author_ids)}

@@ -152,7 +152,10 @@ def short_term_note(turn_doc: Mapping[str, Any]) -> ShortTermNote | None:
     if note is None:
         return None
     return ShortTermNote(
-        content=note["content"], updated_at_ms=note.get("updated_at_ms"), tool_offered=bool(note.get("tool_offered"))
+        content=note["content"],
+        updated_at_ms=note.get("updated_at_ms"),
+        tool_offered=bool(note.get("tool_offered")),
+        author_ids=tuple(note.get("author_ids", ())),
     )
 
 
