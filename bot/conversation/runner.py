@@ -292,7 +292,7 @@ class TurnRunner:
         ctx = captured.ctx
         WINDOWS.remember(turn.locked_turn.channel_id, persona.persona_id, ctx.history_anchor_id)
         tools = await self._offered_tools(job, ctx, provider)
-        counted = fit_turn(ctx, job.server.provider, [tool.spec() for tool in tools])
+        counted = await fit_turn(ctx, job.server.provider, [tool.spec() for tool in tools])
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.
         run = ToolRun(offered=[tool.name for tool in tools])
