@@ -10,7 +10,6 @@ applies. The answer is remembered either way, so a server without such a route c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -49,7 +48,7 @@ async def _json(session: aiohttp.ClientSession, url: str) -> Any:
                 if len(body) > MAX_BODY_BYTES:
                     return None
         return json.loads(body)
-    except (aiohttp.ClientError, TimeoutError, asyncio.TimeoutError, ValueError) as exc:
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
         # ValueError: a body that is not JSON, or a base URL that is not one.
         logger.info("an endpoint's context window could not be read (%s)", type(exc).__name__)
         return None
