@@ -57,12 +57,14 @@ def _fresh_personalization_cache():  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def _fresh_turn_memories():  # type: ignore[no-untyped-def]
     """Message ids repeat between tests' databases: one test's remembered window start and token
-    calibration must not reach the next test's turns."""
+    calibration must not reach the next test's turns, nor one test server's reported window the next's."""
     from bot.conversation.budget import CALIBRATION
+    from bot.conversation.providers.reported_window import REPORTED_WINDOWS
     from bot.conversation.window_memory import WINDOWS
 
     WINDOWS.clear()
     CALIBRATION.clear()
+    REPORTED_WINDOWS.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -6,10 +6,15 @@ provider reported ``prompt_tokens``, the ratio of that figure to the count of wh
 remembered per endpoint and model, in this process; the next prompt's count is scaled by it (an
 average weighted towards recent turns, bounded so one odd answer cannot empty a prompt). The
 margin (``LLM_TOKEN_MARGIN_PERCENT``) covers what the ratio does not.
+
+The window is the endpoint's setting, or the window its server reports when that is smaller
+(``bot.conversation.providers.reported_window``); then the reply budget is at most half of it, so a
+small model's prompt keeps room.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -18,6 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from bot.conversation.providers import ProviderConfig, ToolSpec
+from bot.conversation.providers.reported_window import REPORTED_WINDOWS
 from chatcontext.core.budget import ContextBudget, count_reserved
 
 # Weight of the newest observation in the running ratio.
@@ -65,4 +71,16 @@ def context_budget(config: ProviderConfig, tools: Sequence[ToolSpec] = ()) -> Co
         scale=CALIBRATION.scale(calibration_key(config)),
         margin_percent=settings.LLM_TOKEN_MARGIN_PERCENT,
         reserved=count_reserved([json.dumps(tool.as_openai()) for tool in tools]),
+    )
+
+
+async def with_reported_window(config: ProviderConfig) -> ProviderConfig:
+    """``config`` with its endpoint's reported window when that is smaller than the setting."""
+    if config.kind == "echo":
+        return config
+    reported = await REPORTED_WINDOWS.window(config.base_url, config.api_key, config.model)
+    if reported is None or reported >= config.context_window:
+        return config
+    return dataclasses.replace(
+        config, context_window=reported, max_reply_tokens=min(config.max_reply_tokens, reported // 2)
     )

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from django.conf import settings
 
 from bot.conversation.admission import Admission
-from bot.conversation.budget import CALIBRATION, calibration_key, context_budget
+from bot.conversation.budget import CALIBRATION, calibration_key, context_budget, with_reported_window
 from bot.conversation.db import Db
 from bot.conversation.emojis import render_custom_emojis
 from bot.conversation.media import ImageFetcher, resolve_images
@@ -293,8 +293,9 @@ class TurnRunner:
         ctx = captured.ctx
         WINDOWS.remember(turn.locked_turn.channel_id, persona.persona_id, ctx.history_anchor_id)
         tools = await self._offered_tools(job, ctx, provider)
-        # The budget is the snapshot's too: the replay cuts the prompt as this turn did (turn-snapshot.md §4).
-        budget = context_budget(job.server.provider, [tool.spec() for tool in tools])
+        # The budget is the snapshot's too: the replay cuts the prompt as this turn did (turn-snapshot.md §4);
+        # the window is the setting, or the one the endpoint's server reports when that is smaller.
+        budget = context_budget(await with_reported_window(job.server.provider), [tool.spec() for tool in tools])
         counted = fit_context(ctx, budget).counted_tokens
         prompt = await resolve_images(ctx.context_items, job.server.images, self.image_fetcher)
         # Filled as the calls run, so a provider failure after a call still records what it wrote.

@@ -11,6 +11,11 @@ servers send (``{"error": {"message", "type", "code"}}``). Streaming requests ge
 (``requests``), so tests read the messages, and their image parts, the server received.
 ``on_request``, when set, runs as each request arrives (what happens elsewhere while the model writes).
 
+The context window is reported as real servers report it when set: ``n_ctx`` by ``GET /props`` as
+llama.cpp does, ``context_length`` in the ``GET /v1/models`` entries as OpenRouter and LM Studio do;
+unset, that route answers 404. ``limits_body`` replaces both answers with that text (a broken
+server). The paths of those GETs are kept (``limit_asks``), and their Authorization headers (``limit_keys``).
+
 Tool calls are scripted: each request takes the next entry of ``script`` (``tool_round(...)``: the
 assistant asks for those calls; a string: it answers that text), and answers ``reply_text`` once
 the script is used up. Streamed tool calls arrive as OpenAI sends them: the id and name first, the
@@ -62,6 +67,11 @@ class FakeLLMServer:
     base_url: str = ""
     release: asyncio.Event = field(default_factory=asyncio.Event)
     on_request: Callable[[], Awaitable[None]] | None = None
+    n_ctx: int | None = None
+    context_length: int | None = None
+    limits_body: str | None = None
+    limit_asks: list[str] = field(default_factory=list)
+    limit_keys: list[str] = field(default_factory=list)
     _flaky_failed: bool = False
     _runner: web.AppRunner | None = None
 
@@ -78,6 +88,8 @@ class FakeLLMServer:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_get("/props", self._props)
+        app.router.add_get("/v1/models", self._models)
         self._runner, origin = await serve_on_loopback(app)
         self.base_url = f"{origin}/v1"
 
@@ -85,6 +97,23 @@ class FakeLLMServer:
         self.release.set()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    def _limits(self, request: web.Request, reported: int | None, body: dict[str, Any]) -> web.Response:
+        self.limit_asks.append(request.path)
+        self.limit_keys.append(request.headers.get("Authorization", ""))
+        if self.limits_body is not None:
+            return web.Response(text=self.limits_body, content_type="application/json")
+        if reported is None:
+            return error_response(404, "File Not Found", "not_found_error")
+        return web.json_response(body)
+
+    async def _props(self, request: web.Request) -> web.Response:
+        settings = {"n_ctx": self.n_ctx, "n_predict": -1, "temperature": 0.8}
+        return self._limits(request, self.n_ctx, {"default_generation_settings": settings, "total_slots": 1})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        entries = [{"id": model, "object": "model", "context_length": self.context_length} for model in sorted(MODELS)]
+        return self._limits(request, self.context_length, {"object": "list", "data": entries})
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

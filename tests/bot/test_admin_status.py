@@ -90,8 +90,26 @@ def test_a_superuser_tests_the_platform_endpoint_and_reads_the_answer(root, sett
     assert response.status_code == 302
     [message] = [str(m) for m in get_messages(response.wsgi_request)]
     assert message.startswith("The platform's endpoint (ok): ok answered in ")
-    assert message.endswith(f"ms: {keepalive_server.reply_text}")
+    assert message.endswith(
+        f"ms: {keepalive_server.reply_text} (no context window reported; the setting's "
+        f"{settings.LLM_CONTEXT_WINDOW} tokens apply)"
+    )
     assert len(keepalive_server.requests) == 1 and "tools" not in keepalive_server.requests[0]
+
+
+def test_the_connection_test_shows_the_window_the_server_reports(root, server, settings, keepalive_server):
+    settings.LLM_CONTEXT_WINDOW = 8192
+    ServerSettings.objects.filter(server=server).update(llm_base_url=keepalive_server.base_url, llm_model="ok")
+    keepalive_server.n_ctx = 4096
+
+    response = root.post(SERVERS, {"action": "test_model_connection", "_selected_action": [server.pk]})
+
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.endswith("(reports a context window of 4096 tokens; the budget uses 4096)")
+    keepalive_server.n_ctx = 32768  # a larger window than the setting does not lift it; asked again, not remembered
+    response = root.post(SERVERS, {"action": "test_model_connection", "_selected_action": [server.pk]})
+    message = [str(m) for m in get_messages(response.wsgi_request)][-1]
+    assert message.endswith("(reports a context window of 32768 tokens; the budget uses 8192)")
 
 
 def test_a_missing_model_is_shown_in_the_providers_words(root, server, keepalive_server):

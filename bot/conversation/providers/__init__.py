@@ -21,6 +21,7 @@ from bot.conversation.providers.base import (
 from bot.conversation.providers.echo import EchoProvider
 from bot.conversation.providers.fallback import EndpointChain
 from bot.conversation.providers.openai_compat import ATTEMPTS, OpenAICompatProvider, one_line
+from bot.conversation.providers.reported_window import REPORTED_WINDOWS
 from chatcontext.core.types import ContextItem, JSONDict, TextPart
 from personas.models import ServerSettings
 from personas.values.sampling import Sampling
@@ -234,6 +235,17 @@ async def check_connection(config: ProviderConfig) -> ConnectionCheck:
     except ProviderError as exc:
         return ConnectionCheck(ok=False, detail=str(exc))
     answer = one_line(result.text, api_key=config.api_key) or "(an empty answer)"
+    # Asked afresh: the test is how an operator sees a server restarted with another window.
+    reported = await REPORTED_WINDOWS.window(config.base_url, config.api_key, config.model, fresh=True)
     return ConnectionCheck(
-        ok=True, detail=f"{provider.model_name or 'the default model'} answered in {result.latency_ms} ms: {answer}"
+        ok=True,
+        detail=f"{provider.model_name or 'the default model'} answered in {result.latency_ms} ms: {answer} "
+        f"({window_note(reported, config.context_window)})",
     )
+
+
+def window_note(reported: int | None, setting: int) -> str:
+    """What the connection test says of the window a turn's budget uses."""
+    if reported is None:
+        return f"no context window reported; the setting's {setting} tokens apply"
+    return f"reports a context window of {reported} tokens; the budget uses {min(reported, setting)}"
