@@ -36,8 +36,23 @@ SCENE_RUNNING = "A scene is already running in this channel; /scene stop ends it
 
 _SCENE = re.compile(r"(?P<names>.+?)\s+(?P<rounds>\d+)(?:\s+(?P<topic>.*))?", re.DOTALL)
 
-# The scene running in each playground channel (by its pk) of this process.
-RUNNING: dict[int, Scene] = {}
+class RunningScenes:
+    """The scene running in each playground channel (by its pk) of this process."""
+
+    def __init__(self) -> None:
+        self._scenes: dict[int, Scene] = {}
+
+    def get(self, channel_pk: int) -> Scene | None:
+        return self._scenes.get(channel_pk)
+
+    def start(self, channel_pk: int, scene: Scene) -> None:
+        self._scenes[channel_pk] = scene
+
+    def end(self, channel_pk: int) -> None:
+        self._scenes.pop(channel_pk, None)
+
+
+RUNNING = RunningScenes()
 
 
 def members(server: m.Server) -> list[Person]:
@@ -165,16 +180,17 @@ async def scene(call: CommandCall) -> CommandAnswer:
     cast, why = scenes.pick_personas(now.state, names)
     if why is not None:
         return CommandAnswer(why, refused=True)
-    if call.channel.pk in RUNNING:
+    if RUNNING.get(call.channel.pk) is not None:
         return CommandAnswer(SCENE_RUNNING, refused=True)
     people = await db(members)(call.channel.server)
     # The scene's id is its opening notice's, known once posted.
     starter = name_of(people, call.member_disc_id)
-    scene = RUNNING[call.channel.pk] = Scene("", call.member_disc_id, starter, cast, rounds, topic)
+    scene = Scene("", call.member_disc_id, starter, cast, rounds, topic)
+    RUNNING.start(call.channel.pk, scene)
     try:
         records = await play(call, now, scene)
     finally:
-        RUNNING.pop(call.channel.pk, None)
+        RUNNING.end(call.channel.pk)
     return CommandAnswer(f"{scenes.started(cast, rounds)} It ended after {len(records)} turns.", records=records)
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from bot.conversation.db import in_callers_transaction
 from bot.conversation.runner import TurnJob, TurnResult, TurnRunner
+from bot.conversation.window_memory import WINDOWS
 from bot.discord.transport import to_discord_message, to_member_info
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from bot.playground.outlet import PlaygroundOutlet
@@ -155,6 +156,7 @@ async def test_the_same_locked_turn_gives_the_same_prompt_record_through_the_dis
     mirror = await run_db(mirror_channel, harness.guild, harness.channel, window[::-1])
     now_ms = on_discord.snapshot["now_ms"]
     runner = playground_runner(clock=lambda: now_ms)
+    WINDOWS.clear()  # the same turn again, as a process that never served this channel runs it
 
     read, [result] = await playground_turn(mirror, str(trigger.id), runner)
 

@@ -235,7 +235,12 @@ def test_the_records_snapshot_replays_to_the_same_prompt(demo):
     assert "[echo] Pip:" in text
     replayed = turn_output(replay_snapshot(validate_snapshot(record.snapshot), transcriber=None))
     assert [row_ids(i["text"]) for i in replayed["context_items"]] == [row_ids(i["text"]) for i in record.context_items]
-    assert record.snapshot["channel"] == {"id": demo.channel.disc_id, "name": "lounge", "topic": "Late-night chat"}
+    assert record.snapshot["channel"] == {
+        "id": demo.channel.disc_id,
+        "name": "lounge",
+        "topic": "Late-night chat",
+        "parent_id": None,
+    }
 
 
 def test_a_playground_turn_is_built_like_a_discord_turn_a_bot_authored_anchor_is_a_self_message(demo):
