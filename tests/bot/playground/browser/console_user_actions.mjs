@@ -103,7 +103,13 @@ async function main() {
     await Promise.all([page.waitForSelector("#blacklist-add"), page.click("button[name=index]")]);
     result.listTitle = await text(page.locator("#content h1"));
     await shot(page, "console-blacklist-action.png");
-    await Promise.all([page.waitForURL(`**${listUrl}`), page.click("#blacklist-add input[type=submit]")]);
+    // The action's form was posted to the list's own URL, so waiting for that URL alone returns at once:
+    // wait for the form to go, then for the list it redirects back to.
+    await Promise.all([
+      page.waitForSelector("#blacklist-add", { state: "detached" }),
+      page.click("#blacklist-add input[type=submit]"),
+    ]);
+    await page.waitForURL(`**${listUrl}`);
     result.listMessages = await messages(page);
     await shot(page, "console-blacklist-action-done.png");
     result.steps.push("blacklisted from the list");
