@@ -3,10 +3,10 @@
 from django.urls import path, re_path
 
 from bot.playground.consumers import PlaygroundChannelConsumer
-from chatcontext.records.consumers import NoSuchSocket, ServerTurnsConsumer
+from chatcontext.records.consumers import ServerTurnsConsumer, refuse_unknown_socket
 
 websocket_urlpatterns = [
     path("ws/servers/<int:server_id>/turns/", ServerTurnsConsumer.as_asgi()),
     path("ws/playground/channels/<int:channel_id>/", PlaygroundChannelConsumer.as_asgi()),
-    re_path("", NoSuchSocket.as_asgi()),
+    re_path("", refuse_unknown_socket),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from channels.layers import channel_layers
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from botplatform.settings import redis_channel_layer
+from tests.serve_process import copy_database, fresh_env, manage
 
 # Fixtures more than one folder uses, each in its own module.
 pytest_plugins = ["tests.celery_broker"]
@@ -74,3 +76,18 @@ def _test_settings(settings):  # type: ignore[no-untyped-def]
     # Password hashing is deliberately slow; tests only need it to work.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database ``manage.py migrate`` made, once per test process, for tests that run the
+    project's commands in subprocesses (``migrated_var_dir``)."""
+    path = tmp_path_factory.mktemp("migrated")
+    manage(fresh_env(path), "migrate", "--noinput", "-v0")
+    return path
+
+
+@pytest.fixture
+def migrated_var_dir(migrated_template: Path, tmp_path: Path) -> Path:
+    """This test's ``TOMORI_VAR_DIR``: a copy of the migrated database, as ``make run`` leaves it."""
+    return copy_database(migrated_template, tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,15 @@ def fresh_env(var_dir: Path, **extra: str) -> dict[str, str]:
     """This process's environment on a fresh SQLite database in `var_dir`, no Redis, no bot."""
     env = {k: v for k, v in os.environ.items() if k not in HOST_ONLY_VARIABLES}
     return {**env, "TOMORI_VAR_DIR": str(var_dir), **extra}
+
+
+def copy_database(template_dir: Path, var_dir: Path) -> Path:
+    """Copy the SQLite database (``db.sqlite3``, botplatform.settings) a session fixture built once into
+    ``var_dir``, and return ``var_dir``: each test gets its own database with the same rows without
+    running ``migrate`` again (7–8 s a process on this machine)."""
+    for path in template_dir.glob("db.sqlite3*"):
+        shutil.copy2(path, var_dir / path.name)
+    return var_dir
 
 
 def manage(env: dict[str, str], *command: str) -> None:

@@ -142,11 +142,14 @@ class FeedConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=CLIENT_FRAME, reason="this socket only sends")
 
 
-class NoSuchSocket(AsyncJsonWebsocketConsumer):
-    """Every websocket path no route names: refused with 4404 (without it the router raised, a 500)."""
+async def refuse_unknown_socket(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Every websocket path no route names: refused with 4404 (without it the router raised, a 500).
 
-    async def connect(self) -> None:
-        await self.close(code=NOT_FOUND)
+    A bare ASGI application rather than a consumer: a consumer opens a channel-layer channel first,
+    and on Redis the refused consumer then sat in a blocking read for seconds after the browser left.
+    """
+    if (await receive())["type"] == "websocket.connect":
+        await send({"type": "websocket.close", "code": NOT_FOUND})
 
 
 class ServerTurnsConsumer(FeedConsumer):

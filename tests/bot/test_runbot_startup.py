@@ -15,7 +15,7 @@ import pytest
 
 from tests.bot.fake_discord import BAD_TOKEN, TOKEN, FakeDiscord, runbot_command
 from tests.paths import REPO_ROOT
-from tests.serve_process import MANAGE, free_port, fresh_env, manage
+from tests.serve_process import MANAGE, free_port, fresh_env
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +28,10 @@ async def discord_api():
     await server.stop()
 
 
-@pytest.fixture(scope="module")
-def var_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def var_dir(migrated_var_dir: Path) -> Path:
     """A migrated SQLite database: the bot's reminder ticks read it from the start."""
-    path = tmp_path_factory.mktemp("runbot")
-    manage(fresh_env(path), "migrate", "--noinput", "-v0")
-    return path
+    return migrated_var_dir
 
 
 async def runbot(api_base: str, var_dir: Path, token: str) -> tuple[int, list[str]]:

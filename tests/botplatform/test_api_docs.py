@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from tests.serve_process import fresh_env, http_get, manage, serving
+from tests.serve_process import fresh_env, http_get, serving
 
 # Every URL the page makes the browser load: script and image sources, stylesheets and icons.
 _REFERENCE = re.compile(r"""\b(?:src|href)=["']([^"']+)["']""")
@@ -55,9 +55,8 @@ def assert_docs_served_offline(base: str) -> None:
     ids=["debug", "serve-static"],
 )
 def test_serve_serves_every_file_the_docs_page_references(
-    tmp_path: Path, extra_env: dict[str, str], args: tuple[str, ...]
+    migrated_var_dir: Path, extra_env: dict[str, str], args: tuple[str, ...]
 ) -> None:
-    env = fresh_env(tmp_path, **extra_env)
-    manage(env, "migrate", "--noinput", "-v0")
-    with serving(env, tmp_path / "serve.log", *args) as base:
+    env = fresh_env(migrated_var_dir, **extra_env)
+    with serving(env, migrated_var_dir / "serve.log", *args) as base:
         assert_docs_served_offline(base)

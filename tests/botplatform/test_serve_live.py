@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve_process import fresh_env, http_status, manage, serving
+from tests.serve_process import fresh_env, http_status, serving
 
 
 @pytest.mark.slow
-def test_serve_answers_admin_docs_health_and_static(tmp_path: Path) -> None:
-    env = fresh_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
-    log_path = tmp_path / "serve.log"
+def test_serve_answers_admin_docs_health_and_static(migrated_var_dir: Path) -> None:
+    env = fresh_env(migrated_var_dir)
+    log_path = migrated_var_dir / "serve.log"
     with serving(env, log_path) as base:
         assert http_status(f"{base}/admin/login/") == 200
         assert http_status(f"{base}/api/docs") == 200

@@ -17,17 +17,15 @@ from tests.serve_process import fresh_env, manage, serving
 ARTIFACTS = ROOT / "artifacts"
 
 
-def run_in_chromium(tmp_path: Path, script: str, *, setup: str = "", **script_env: str) -> tuple[dict[str, Any], str]:
-    """Serve a fresh demo database as `make run` does, run one browser script against it, and return
-    the script's JSON result and the server's log. ``setup``: Python run by ``manage.py shell -c``
-    after the demo is loaded, for rows a scenario adds."""
+def run_in_chromium(var_dir: Path, script: str, *, setup: str = "", **script_env: str) -> tuple[dict[str, Any], str]:
+    """Serve the demo database in ``var_dir`` (the ``demo_var_dir`` fixture: as `make run` first
+    serves it), run one browser script against it, and return the script's JSON result and the
+    server's log. ``setup``: Python run by ``manage.py shell -c`` first, for rows a scenario adds."""
     ensure_node_modules()
-    env = server_env(tmp_path)
-    for command in (["migrate", "--noinput", "-v0"], ["load_demo"], ["ensure_admin"]):
-        manage(env, *command)
+    env = server_env(var_dir)
     if setup:
         manage(env, "shell", "-c", setup)
-    log_path = tmp_path / "serve.log"
+    log_path = var_dir / "serve.log"
     with serving(env, log_path, "--no-bot") as base:
         completed = subprocess.run(
             ["node", script],

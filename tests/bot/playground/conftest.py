@@ -18,7 +18,9 @@ from bot.playground.models import PlaygroundChannel
 from personas.management.commands.load_demo import DEMO_BOT_DISC_ID, DEMO_SERVER_DISC_ID, DEMO_USERS
 from personas.models import Persona, Server
 from tests.bot.fake_llm import FakeLLMServer
+from tests.bot.playground.chromium import server_env
 from tests.botplatform.celery.conftest import speech_files, transcriber  # noqa: F401
+from tests.serve_process import copy_database, manage
 
 MINA, JUN, REI, OKABE, SORA = (DEMO_USERS[name] for name in ("mina", "jun", "rei", "okabe", "sora"))
 BOT = DEMO_BOT_DISC_ID
@@ -79,3 +81,20 @@ async def llm_server() -> AsyncIterator[FakeLLMServer]:
 @pytest.fixture
 def tdemo(transactional_db: None, offline_llm: Any, uploads_dir: Any) -> Demo:
     return make_demo()
+
+
+@pytest.fixture(scope="session")
+def demo_template(migrated_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The database ``make run`` serves on a first start (migrate, load_demo, ensure_admin with the
+    browser walks' superuser), made once per test process."""
+    path = copy_database(migrated_template, tmp_path_factory.mktemp("demo"))
+    env = server_env(path)
+    manage(env, "load_demo")
+    manage(env, "ensure_admin")
+    return path
+
+
+@pytest.fixture
+def demo_var_dir(demo_template: Path, tmp_path: Path) -> Path:
+    """This test's ``TOMORI_VAR_DIR`` for a served demo: its own copy of ``demo_template``."""
+    return copy_database(demo_template, tmp_path)

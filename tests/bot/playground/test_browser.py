@@ -30,9 +30,9 @@ START_TIMEOUT_S = 90
 
 
 
-def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(tmp_path):
+def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(demo_var_dir):
     result, _ = run_in_chromium(
-        tmp_path,
+        demo_var_dir,
         "playground.mjs",
         PG_MINIMAL_ID=MINA,
         PG_FULL_ID=REI,

@@ -22,9 +22,9 @@ ARTIFACTS = ROOT / "artifacts"
 WINDOW_WIDTH = 1400
 
 
-def test_a_superuser_adds_a_moderator_who_saves_a_memory_with_comma_separated_tags(tmp_path: Path) -> None:
+def test_a_superuser_adds_a_moderator_who_saves_a_memory_with_comma_separated_tags(demo_var_dir: Path) -> None:
     result, log = run_in_chromium(
-        tmp_path, "console.mjs", PG_MODERATOR="alice", PG_MEMBER="mina", PG_ARTIFACTS=str(ARTIFACTS)
+        demo_var_dir, "console.mjs", PG_MODERATOR="alice", PG_MEMBER="mina", PG_ARTIFACTS=str(ARTIFACTS)
     )
 
     assert result["ok"], result.get("error") or result

@@ -30,9 +30,9 @@ EDITED = "{user} is studying for a physics exam"
 MEMORY_SHOWN, EDITED_SHOWN = (text.format(user="Mina") for text in (MEMORY, EDITED))
 
 
-def test_a_moderator_keeps_privacy_edits_a_memory_and_blacklists_without_losing_her_place(tmp_path: Path) -> None:
+def test_a_moderator_keeps_privacy_edits_a_memory_and_blacklists_without_losing_her_place(demo_var_dir: Path) -> None:
     result = walk_as_alice(
-        tmp_path,
+        demo_var_dir,
         "console_user_actions.mjs",
         PG_PARTIAL_USER="jun",
         PG_MEMBER="mina",

@@ -24,8 +24,8 @@ CHANNEL_SETUP = (
 )
 
 
-def test_every_kind_of_page_works_under_the_policy_without_a_violation(tmp_path: Path) -> None:
-    result, _ = run_in_chromium(tmp_path, "csp.mjs", setup=CHANNEL_SETUP)
+def test_every_kind_of_page_works_under_the_policy_without_a_violation(demo_var_dir: Path) -> None:
+    result, _ = run_in_chromium(demo_var_dir, "csp.mjs", setup=CHANNEL_SETUP)
 
     assert result["ok"], result.get("error") or result
     assert (

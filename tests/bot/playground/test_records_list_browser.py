@@ -25,9 +25,9 @@ WINDOW_WIDTH = 1280
 PHONE_WIDTH = 390
 
 
-def test_the_records_list_shows_previews_and_numbers_filters_and_compares_any_two_turns(tmp_path: Path) -> None:
+def test_the_records_list_shows_previews_and_numbers_filters_and_compares_any_two_turns(demo_var_dir: Path) -> None:
     result, _ = run_in_chromium(
-        tmp_path,
+        demo_var_dir,
         "records_list.mjs",
         setup="from tests.bot.playground.records_list_setup import run; run()",
         PG_FIRST_TRIGGER="Good evening!",

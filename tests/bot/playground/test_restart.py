@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 from tests.bot.fake_llm import FakeLLMServer
 from tests.bot.playground.conftest import MINA
 from tests.paths import REPO_ROOT
-from tests.serve_process import MANAGE, fresh_env, manage, serve_process, serving
+from tests.serve_process import MANAGE, fresh_env, serve_process, serving
 
 WAIT_SECONDS = 60
 
@@ -96,13 +96,11 @@ def post_without_waiting(opener: urllib.request.OpenerDirector, request: urllib.
     return thread
 
 
-def test_a_reply_cut_off_by_kill_9_is_noted_not_answered_at_the_next_start(tmp_path: Path) -> None:
-    env = fresh_env(tmp_path)
-    manage(env, "migrate", "--noinput")
-    manage(env, "load_demo")
+def test_a_reply_cut_off_by_kill_9_is_noted_not_answered_at_the_next_start(demo_var_dir: Path) -> None:
+    env = fresh_env(demo_var_dir)
     with slow_model() as llm:
         channel_pk = shell(env, SETUP.format(url=llm.base_url))
-        with serve_process(env, tmp_path / "first.log", "--no-bot") as (base, proc):
+        with serve_process(env, demo_var_dir / "first.log", "--no-bot") as (base, proc):
             opener, csrf = logged_in(base)
             request = urllib.request.Request(
                 f"{base}/playground/channels/{channel_pk}/messages/",
@@ -112,14 +110,14 @@ def test_a_reply_cut_off_by_kill_9_is_noted_not_answered_at_the_next_start(tmp_p
             sender = post_without_waiting(opener, request)
             deadline = time.monotonic() + WAIT_SECONDS
             while not llm.requests:  # the turn is in flight: the model is writing the reply
-                assert time.monotonic() < deadline and proc.poll() is None, (tmp_path / "first.log").read_text()
+                assert time.monotonic() < deadline and proc.poll() is None, (demo_var_dir / "first.log").read_text()
                 time.sleep(0.1)
             proc.kill()
             proc.wait()
             sender.join(timeout=WAIT_SECONDS)
         assert shell(env, STATE.format(author=MINA)) == "'' True 0"  # unanswered, no note yet
 
-        with serving(env, tmp_path / "second.log", "--no-bot") as base:
+        with serving(env, demo_var_dir / "second.log", "--no-bot") as base:
             opener, _ = logged_in(base)
             page = opener.open(f"{base}/playground/?channel={channel_pk}", timeout=WAIT_SECONDS).read().decode()
 

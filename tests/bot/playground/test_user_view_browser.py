@@ -30,9 +30,9 @@ FORGOTTEN = "Mina is studying for a chemistry exam"
 
 
 
-def test_a_moderator_s_user_view_export_and_restore_in_chromium(tmp_path: Path) -> None:
+def test_a_moderator_s_user_view_export_and_restore_in_chromium(demo_var_dir: Path) -> None:
     result = walk_as_alice(
-        tmp_path,
+        demo_var_dir,
         "user_view.mjs",
         PG_MEMBER="mina",
         PG_MEMBER_ID=MINA,

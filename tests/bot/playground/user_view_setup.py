@@ -85,10 +85,10 @@ def run() -> None:
     )
 
 
-def walk_as_alice(tmp_path: Path, script: str, **script_env: str) -> dict[str, Any]:
+def walk_as_alice(var_dir: Path, script: str, **script_env: str) -> dict[str, Any]:
     """Run a browser script as alice on the demo plus ``user_view_setup``'s rows; its JSON result."""
     result, _ = run_in_chromium(
-        tmp_path,
+        var_dir,
         script,
         setup="from tests.bot.playground.user_view_setup import run; run()",
         PG_MODERATOR="alice",
