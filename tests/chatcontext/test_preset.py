@@ -9,25 +9,12 @@ from chatcontext.core.directives import TailContext, apply_tail_directives
 from chatcontext.core.idmap import MessageIdMap
 from chatcontext.core.impersonation import ImpersonationIdentity
 from chatcontext.core.preset import Preset, PresetNode, reassemble_with_preset
-from chatcontext.core.types import ContextItem, ContextItemTag, ServerMemoryRow, StickerRow, TextPart
-from tests.chatcontext.builders import profile_item, tail_items
-from tests.chatcontext.turn_factory import U1, U2, entry, inputs, tomori, tomori_entry
+from chatcontext.core.types import ContextItem, ContextItemTag, TextPart
+from tests.chatcontext.builders import profile_item
+from tests.chatcontext.preset_turns import preset_inputs
+from tests.chatcontext.turn_factory import U2
 
 Tag = ContextItemTag
-
-
-def preset_inputs(preset: Preset, **changes: object):  # type: ignore[no-untyped-def]
-    history = [entry("m1", U1, "Ann", "hi"), tomori_entry("m2", "hello"), entry("m3", U2, "Bob", "yo")]
-    fields: dict[str, object] = {
-        "preset": preset,
-        "server_memories": [ServerMemoryRow(10, "The cafe opens at 9.")],
-        "stickers": [StickerRow("55", "wave")],
-        "participant_profile_item": profile_item(),
-        "participant_tail_items": tail_items(),
-        "persona": tomori(sample_dialogue=({"role": "user", "text": "hi"}, {"role": "model", "text": "hello"})),
-    }
-    fields.update(changes)
-    return inputs(history, **fields)
 
 
 def test_t46_r17_profile_immediately_before_first_history_item() -> None:

@@ -7,7 +7,7 @@ from chatcontext.core.builder import build_context
 from chatcontext.core.impersonation import ImpersonationIdentity
 from chatcontext.core.preset import Preset, PresetNode
 from chatcontext.core.types import CardFields, ContextItemTag
-from tests.chatcontext.test_preset import preset_inputs
+from tests.chatcontext.preset_turns import preset_inputs
 from tests.chatcontext.turn_factory import U1, tomori
 
 Tag = ContextItemTag

@@ -25,13 +25,12 @@ import pytest
 import redis
 from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
-from django.contrib.auth import get_user_model
 from django.db import connections
 
 from bot.playground import store
 from botplatform.settings import REDIS_URL, redis_cache, redis_channel_layer
 from infrastructure import best_effort
-from personas.models import Server, ServerModerator
+from personas.models import Server
 from tests.bot.conftest import release_worker_connections
 from tests.bot.playground.conftest import demo, offline_llm, uploads_dir  # noqa: F401  (the playground demo fixtures, for the Redis-down playground test)
 from tests.cast import cast
@@ -82,15 +81,10 @@ async def worker_connections_released() -> AsyncIterator[None]:
 
 @pytest.fixture
 def moderator(transactional_db: None) -> dict[str, Any]:
-    """alice, staff and moderator of Night Owls: the server and her session cookie."""
-
-    from personas.models import Server
-    from tests.chatcontext.records.live.test_turn_feed import session_cookie
-
+    """alice (tests/cast.py), staff and moderator of Night Owls: the server and her session cookie."""
     server = Server.objects.create(server_disc_id="4100", name="Night Owls")
-    user = get_user_model().objects.create_user("alice", is_staff=True)
-    ServerModerator.objects.create(server=server, user=user)
-    return {"server": server, "cookie": session_cookie(user)}
+    people = cast(server, Server.objects.create(server_disc_id="4300", name="Day Larks"))
+    return {"server": server, "cookie": session_cookie(people.alice)}
 
 
 def feed_socket(path: str, cookie: bytes) -> Any:
