@@ -21,21 +21,13 @@ user_forgotten = Signal()
 
 
 @dataclass(frozen=True)
-class ForgetResult:
-    """How many rows ``forget_user`` removed or cleared, by kind (counts only, no ids)."""
+class ForgetResult(actions.ForgottenRows):
+    """How many rows ``forget_user`` removed or cleared, by kind (counts only, no ids): personas' rows
+    (``ForgottenRows``) and what this layer removes besides."""
 
-    personal_memories: int = 0
-    server_memories: int = 0
-    naming_preferences: int = 0
-    reminders: int = 0
     voice_transcripts: int = 0
     prompt_records: int = 0
     channel_messages: int = 0
-    member_snapshots: int = 0
-    stat_counters: int = 0
-    summaries: int = 0
-    short_term_memories: int = 0
-    profile_cleared: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from bot.conversation.jobs import R, TurnJob, build_chat_turn
 from bot.conversation.metering import MeteredProvider
 from bot.conversation.providers import ProviderError
 from bot.conversation.refusals import DeliveryRefused
-from bot.conversation.runner import TurnJob, TurnRunner, build_chat_turn
 from bot.conversation.tools.base import history_authors
 from bot.conversation.tools.notices import Notice, notice
 from chatcontext.captured import CapturedTurn, build_captured_turn
@@ -37,10 +37,12 @@ from personas import actions
 from personas import models as m
 from personas.provenance import Provenance
 
+if TYPE_CHECKING:  # the runner calls compact_before_turn: steering reads the runner, never imports it
+    from bot.conversation.runner import TurnRunner
+
 logger = logging.getLogger(__name__)
 
 Kind = m.ConversationSummary.Kind
-R = TypeVar("R")
 # Discord's embed description limit is 4096 characters; the summary notice must fit in one embed.
 SUMMARY_MAX_CHARS = 4000
 REFRESH_DESCRIPTION = "The personas no longer read the messages before this one."

@@ -22,10 +22,11 @@ from discord.ext import commands
 from django.conf import settings
 
 from bot.conversation.db import closing_stale_connections
+from bot.conversation.jobs import TurnJob
 from bot.conversation.media import HttpImageFetcher, ImageFetcher
 from bot.conversation.planner import TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
-from bot.conversation.runner import ProviderFactory, TurnJob, TurnRunner
+from bot.conversation.runner import ProviderFactory, TurnRunner
 from bot.discord import exts
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, WebhookRegistry
 from bot.discord.reply_stream import Pacing

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 import discord
 from channels.db import database_sync_to_async
 
+from bot.conversation.jobs import TurnJob
 from bot.conversation.reminder_turn_rules import (
     confirm_posted,
     ensure_ping,
@@ -31,7 +32,6 @@ from bot.conversation.reminder_turn_rules import (
     reminder_incoming,
     report_failure,
 )
-from bot.conversation.runner import TurnJob
 from bot.conversation.state import read_author_state
 from bot.discord.delivery import Delivery, WebhookRegistry, send_as_persona
 from bot.discord.transport import to_author, to_discord_message

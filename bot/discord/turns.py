@@ -18,8 +18,9 @@ import discord
 from channels.db import database_sync_to_async
 
 from bot.conversation.admission import Admission
+from bot.conversation.jobs import TurnJob
 from bot.conversation.providers import DeltaSink
-from bot.conversation.runner import DeliveryRefused, TurnJob
+from bot.conversation.runner import DeliveryRefused
 from bot.conversation.state import ServerState, load_server_state
 from bot.conversation.tools.notices import Notice
 from bot.discord.delivery import (

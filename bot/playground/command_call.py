@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from bot.conversation.runner import TurnJob, TurnResult, TurnRunner
+from bot.conversation.jobs import TurnJob, TurnResult
+from bot.conversation.runner import TurnRunner
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
 from chatcontext.models import PromptRecord
 

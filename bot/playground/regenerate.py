@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 
 from bot.conversation.admission import admit
 from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.jobs import TurnJob
 from bot.conversation.planner import TurnPlanner
-from bot.conversation.runner import TurnJob, TurnRunner
+from bot.conversation.runner import TurnRunner
 from bot.conversation.state import load_author_state
 from bot.playground import live
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage

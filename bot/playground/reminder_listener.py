@@ -18,6 +18,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.jobs import TurnJob
 from bot.conversation.reminder_scheduler import ReminderScheduler, receive_occurrences
 from bot.conversation.reminder_turn_rules import (
     confirm_posted,
@@ -26,7 +27,7 @@ from bot.conversation.reminder_turn_rules import (
     reminder_incoming,
     report_failure,
 )
-from bot.conversation.runner import TurnJob, TurnRunner
+from bot.conversation.runner import TurnRunner
 from bot.conversation.state import read_author_state
 from bot.playground import store
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage, allocate_snowflakes

@@ -32,9 +32,10 @@ from django.core.files.uploadedfile import UploadedFile
 
 from bot.conversation.admission import Admission, TriggerSignals, admit_message, screen
 from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.jobs import TurnJob, TurnResult
 from bot.conversation.planner import Clock, TurnPlanner, wall_clock_ms
 from bot.conversation.providers import build_provider
-from bot.conversation.runner import ProviderFactory, TurnJob, TurnResult, TurnRunner
+from bot.conversation.runner import ProviderFactory, TurnRunner
 from bot.conversation.state import ServerState, audio_to_transcribe, load_server_state
 from bot.playground import commands, live, store
 from bot.playground.command_call import CommandAnswer, CommandCall, TurnSubmitter

@@ -14,8 +14,8 @@ from typing import Any
 
 from bot.conversation import steering
 from bot.conversation.db import in_callers_transaction as db
+from bot.conversation.jobs import TurnJob
 from bot.conversation.refusals import DeliveryRefused
-from bot.conversation.runner import TurnJob
 from bot.conversation.state import AuthorState, ServerState, load_server_state, read_author_state
 from bot.playground import store
 from bot.playground.command_call import CommandAnswer, CommandCall, Handler

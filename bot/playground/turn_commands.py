@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from bot.conversation import impersonation, scenes
 from bot.conversation.db import in_callers_transaction as db
 from bot.conversation.impersonation import FULL_ASKER, Person
-from bot.conversation.runner import TurnJob
+from bot.conversation.jobs import TurnJob
 from bot.conversation.scenes import Scene
 from bot.playground import live, store
 from bot.playground.command_call import CommandAnswer, CommandCall, Handler
@@ -35,6 +35,7 @@ NOTHING_YET = "This channel has no conversation yet for a persona turn to read."
 SCENE_RUNNING = "A scene is already running in this channel; /scene stop ends it."
 
 _SCENE = re.compile(r"(?P<names>.+?)\s+(?P<rounds>\d+)(?:\s+(?P<topic>.*))?", re.DOTALL)
+
 
 class RunningScenes:
     """The scene running in each playground channel (by its pk) of this process."""

@@ -17,7 +17,8 @@ import discord.ext.test as dpytest
 import pytest
 
 from bot.conversation.db import in_callers_transaction
-from bot.conversation.runner import TurnJob, TurnResult, TurnRunner
+from bot.conversation.jobs import TurnJob, TurnResult
+from bot.conversation.runner import TurnRunner
 from bot.conversation.window_memory import WINDOWS
 from bot.discord.transport import to_discord_message, to_member_info
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage

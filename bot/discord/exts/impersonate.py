@@ -19,8 +19,8 @@ from discord.ext import commands
 
 from bot.conversation import impersonation as rules
 from bot.conversation.impersonation import FAILED, MAX_INSTRUCTION, NO_PERSONA, Person, without_name_prefix
+from bot.conversation.jobs import TurnJob
 from bot.conversation.refusals import DeliveryRefused
-from bot.conversation.runner import TurnJob
 from bot.conversation.state import ServerState
 from bot.discord.command_turns import channel_anchor
 from bot.discord.delivery import SAFE_MENTIONS, Delivery, split_message

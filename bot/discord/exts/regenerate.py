@@ -18,7 +18,7 @@ from discord.ext import commands
 
 from bot.conversation.admission import admit
 from bot.conversation.db import closing_stale_connections
-from bot.conversation.runner import TurnJob
+from bot.conversation.jobs import TurnJob
 from bot.conversation.state import load_author_state
 from bot.discord.delivery import Delivery
 from bot.discord.exts._interactions import interaction_server, reply

@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.conversation.impersonation import FULL_ASKER
-from bot.conversation.runner import TurnJob
+from bot.conversation.jobs import TurnJob
 from bot.conversation.scenes import (
     ENDED,
     MAX_ROUNDS,

@@ -16,8 +16,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.conversation import steering
+from bot.conversation.jobs import TurnJob
 from bot.conversation.refusals import DeliveryRefused
-from bot.conversation.runner import TurnJob
 from bot.conversation.state import ServerState, read_author_state
 from bot.conversation.steering import (
     COMPACT_REFUSED,

@@ -14,8 +14,8 @@ from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bot.conversation.admission import Skip
+from bot.conversation.jobs import TurnJob, build_chat_turn, message_turn
 from bot.conversation.providers import GenerationResult
-from bot.conversation.runner import TurnJob, build_chat_turn, message_turn
 from bot.conversation.texts import ERROR_MESSAGES
 from bot.playground import store
 from bot.playground.models import PlaygroundMessage
@@ -44,10 +44,6 @@ from tests.bot.playground.turns import FailingProvider, post, prompt_text
 
 SECRET = "my new address is 4 Harbor Lane"
 QUEUE_WAIT_S = 30
-
-
-
-
 
 
 def row_ids(text: str) -> str:
@@ -198,8 +194,6 @@ def test_bc9_04_a_trigger_arriving_during_a_turn_is_queued_and_carries_is_from_q
     assert "answered after" in prompt_text(two)
     replies = list(PlaygroundMessage.objects.filter(is_bot=True).values_list("reply_to__content", flat=True))
     assert replies == ["tomori, first", "tomori, second"]
-
-
 
 
 def test_a_failed_generation_posts_the_bots_short_notice_and_the_record_keeps_the_error(demo):

@@ -27,8 +27,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.conversation.db import in_callers_transaction
+from bot.conversation.jobs import TurnJob
 from bot.conversation.providers import build_provider, provider_config
-from bot.conversation.runner import TurnJob, TurnRunner
+from bot.conversation.runner import TurnRunner
 from bot.conversation.state import ServerState, read_author_state
 from chatcontext.core.config import StageConfig
 from chatcontext.core.memory_transport import InMemoryTransport

@@ -115,7 +115,7 @@ def test_forget_me_from_the_user_view_returns_there_and_names_the_user(world: di
     done = client.post(reverse(CHANGELIST), {**form, "confirm": "yes"})
 
     assert done.status_code == 302 and done["Location"] == here
-    kinds = "1 personal memories, 1 reminders, 1 prompt records, 1 member snapshots, 1 profile cleared"
+    kinds = "1 personal memories, 1 reminders, 1 member snapshots, 1 profile cleared, 1 prompt records"
     assert said(done) == [f"Forgot {member}: {kinds}."]
 
 
