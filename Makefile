@@ -51,6 +51,7 @@ test: venv system-deps
 
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy chatcontext
 	$(BIN)/python manage.py makemigrations --check --dry-run
 

@@ -1,6 +1,5 @@
 """Firing a due reminder on dpytest and reading the one record its turn wrote."""
 
-
 from __future__ import annotations
 
 from datetime import timedelta

@@ -25,7 +25,6 @@ from tests.bot.provider_items import ITEMS
 MAX_REPLY_TOKENS = 321
 
 
-
 def provider(server: FakeLLMServer, model: str, timeout_s: float = 5.0) -> OpenAICompatProvider:
     return OpenAICompatProvider(
         base_url=server.base_url, api_key="", model=model, timeout_s=timeout_s, max_reply_tokens=MAX_REPLY_TOKENS

@@ -47,14 +47,6 @@ SELF_TASK_LINE = (
 )
 
 
-
-
-
-
-
-
-
-
 async def status_of(due: DueReminder) -> m.Reminder:
     return await m.Reminder.objects.aget(pk=due.reminder_id)
 
@@ -356,8 +348,6 @@ async def start_listening(harness) -> None:  # type: ignore[no-untyped-def]
     cog = RemindersCog(harness.bot)
     await harness.bot.add_cog(cog)
     await asyncio.wait_for(cog.listening.wait(), timeout=30)  # in the group before the next tick
-
-
 
 
 async def test_fired_while_no_bot_listens_it_is_delivered_once_late_when_a_bot_starts(harness):

@@ -33,16 +33,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 MEMORY_FOOTER = "[tomori:v1:memory_learning]"
 
 
-
-
-
-
-
-
-
-
-
-
 async def test_remember_writes_a_memory_with_provenance_confirms_it_and_the_next_turn_knows_it(harness, llm_server):
     await setup(harness, llm_server)
     ann = harness.member(0)

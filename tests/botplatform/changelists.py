@@ -26,8 +26,6 @@ from personas.models import (
 CHANGELIST_MAX_QUERIES = 12
 
 
-
-
 def _personal_memories(n: int, server: Server, persona: Persona) -> None:
     users = _users(n)
     PersonalMemory.objects.bulk_create(

@@ -26,31 +26,6 @@ from tests.botplatform.conftest import settings_form
 pytestmark = pytest.mark.django_db
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 @pytest.mark.parametrize("rows", [1, 200])
 @pytest.mark.parametrize("model", sorted(CHANGELISTS))
 def test_changelist_costs_constant_queries_at_1_and_200_rows(

@@ -193,10 +193,6 @@ def test_naming_by_style_reads_back_as_the_object_it_shows(naming: dict[str, str
 # --- item 7: help text and labels ---------------------------------------------------------------------
 
 
-
-
-
-
 def test_every_server_and_persona_setting_has_help_text(zephyr: dict[str, Any]) -> None:
     server, persona = zephyr["server"], zephyr["persona"]
     server_admin = admin.site._registry[Server]

@@ -14,8 +14,6 @@ READERS = {"botplatform/settings.py", "personas/management/commands/ensure_admin
 ENV_HELPERS = {"env_bool", "env_int", "env_tunable", "env_seconds", "http_url"}
 
 
-
-
 def _env_name(node: ast.AST) -> str | None:
     """The literal variable name of an environment read: ``os.environ.get("X")``, ``os.getenv("X")``,
     ``os.environ["X"]`` or a settings helper ``env_int("X", …)``; None for anything else."""

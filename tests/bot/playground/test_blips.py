@@ -21,12 +21,6 @@ from tests.db_faults import ConnectionKiller, turn_connection
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-
-
-
-
-
-
 async def test_a_connection_killed_while_the_model_writes_loses_neither_the_reply_nor_the_record(
     tdemo: Demo,
     llm_server: FakeLLMServer,

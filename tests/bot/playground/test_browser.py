@@ -24,12 +24,6 @@ SCREENSHOT = ARTIFACTS / "playground.png"
 START_TIMEOUT_S = 90
 
 
-
-
-
-
-
-
 def test_the_playground_in_chromium_answers_shows_the_prompt_and_keeps_a_full_users_words_out(demo_var_dir):
     result, _ = run_in_chromium(
         demo_var_dir,

@@ -35,14 +35,6 @@ from tests.waiting import until
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-
-
-
-
-
-
-
-
 class Clock:
     def __init__(self) -> None:
         self.at = timezone.now()

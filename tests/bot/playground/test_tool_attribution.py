@@ -18,10 +18,6 @@ from tests.bot.playground.turns import moderator_client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-
-
-
-
 async def test_a_memory_a_tool_wrote_in_a_turn_a_moderator_posted_names_the_account_and_the_record(
     tdemo: Demo,
     llm_server: FakeLLMServer,

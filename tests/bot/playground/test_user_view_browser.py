@@ -28,8 +28,6 @@ WINDOW_WIDTH = 1400
 FORGOTTEN = "Mina is studying for a chemistry exam"
 
 
-
-
 def test_a_moderator_s_user_view_export_and_restore_in_chromium(demo_var_dir: Path) -> None:
     result = walk_as_alice(
         demo_var_dir,

@@ -49,10 +49,6 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.1)
 
 
-
-
-
-
 @pytest.fixture
 def worker_queue(settings, broker: str) -> Iterator[str]:
     queue = f"tests-background-{uuid.uuid4().hex[:12]}"

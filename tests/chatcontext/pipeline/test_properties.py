@@ -26,8 +26,6 @@ from tests.strategies import channels
 _COMPACT_ID = re.compile(r"\b(?:ref|media)_\d+\b")
 
 
-
-
 def all_texts(ctx: ChatTurnContext) -> list[str]:
     return [item.text for item in ctx.context_items]
 

@@ -27,7 +27,6 @@ from tests.chatcontext.pipeline.documents import generate_snapshot
 pytestmark = pytest.mark.django_db
 
 
-
 def stage_queries(doc: dict[str, Any], around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> int:
     """SQL queries of one `build_turn_context` call (rows loaded and rolled back around it)."""
     validate_snapshot(doc)

@@ -50,10 +50,6 @@ def _default_tunables(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-
-
-
-
 def row_counts() -> dict[str, int]:
     return {model._meta.label: model.objects.count() for model in apps.get_models() if model._meta.managed}
 

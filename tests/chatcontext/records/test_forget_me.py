@@ -51,10 +51,6 @@ PRIYA_TRACES = (
 UNRELATED = "a turn where only Tobias speaks"
 
 
-
-
-
-
 def test_forget_user_leaves_no_trace_in_any_text_column(world: World) -> None:
     VoiceTranscript.objects.create(
         message_disc_id=VOICE["id"],

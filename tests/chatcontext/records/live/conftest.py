@@ -190,4 +190,3 @@ def world(layer: Layer) -> dict[str, Any]:
     channel = store.create_channel(a, "lounge", topic="", now_ms=1_893_456_000_000)
     cookies = {user.username: session_cookie(user) for user in (people.alice, people.bob, people.root)}
     return {"a": a, "b": b, **people.accounts(), "channel": channel, "cookies": cookies}
-

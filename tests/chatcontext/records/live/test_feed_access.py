@@ -32,12 +32,6 @@ RECEIVE_SECONDS = 10
 QUIET_SECONDS = 0.5
 
 
-
-
-
-
-
-
 async def announce(server: Server) -> None:
     """A prompt record of the server, as ``chatcontext.records.consumers.announce_record`` sends it."""
     record = {"id": 1, "server_id": server.pk, "channel_disc_id": "4200"}

@@ -42,8 +42,6 @@ FEED_SECONDS = 30
 QUIET_SECONDS = 1
 
 
-
-
 def communicator(server: Server, cookie: bytes | None = None) -> WebsocketCommunicator:
     headers = [(b"origin", b"http://testserver")]
     if cookie is not None:
