@@ -28,7 +28,8 @@ from bot.conversation.refusals import DeliveryRefused
 from bot.conversation.tools.base import history_authors
 from bot.conversation.tools.notices import Notice, notice
 from chatcontext.captured import CapturedTurn, build_captured_turn
-from chatcontext.core.types import ChatTurnContext, ContextItem, ContextItemTag, JSONDict, TextPart
+from chatcontext.core.compaction import summary_prompt, transcript
+from chatcontext.core.types import ChatTurnContext, JSONDict
 from chatcontext.history import normalize_fetch_limit
 from chatcontext.models import PromptRecord
 from chatcontext.personalization import process_cache
@@ -51,12 +52,6 @@ _REFRESHED_TITLE_KEYS = {
     Kind.ROLEPLAY_SCENE: "commands.compact.roleplay_scene_title_refreshed",
     Kind.MANUAL_ENTRY: "commands.compact.manual_entry_title_refreshed",
 }
-_WHAT_TO_KEEP = {
-    Kind.SUMMARY: "who took part, what was said and decided, open questions and promises, and the current topic",
-    Kind.ROLEPLAY_SCENE: "the scene's setting, the characters present and their state, what happened in order, and "
-    "where the scene stands now",
-}
-SUMMARY_WORDS = 250
 
 
 # The private answers of the commands, the same on every surface. Who may: members with Manage Messages.
@@ -90,29 +85,6 @@ def refresh_notice() -> Notice:
 def summary_notice(kind: str, text: str) -> Notice:
     """The notice that is both the summary and the history marker (``compact_refresh``)."""
     return notice(_REFRESHED_TITLE_KEYS[Kind(kind)], text[:SUMMARY_MAX_CHARS])
-
-
-def transcript(ctx: ChatTurnContext) -> list[str]:
-    """The history entries as the persona's prompt shows them (named, privacy-filtered), one line each."""
-    return [
-        item.text
-        for item in ctx.context_items
-        if item.metadata_tag == ContextItemTag.DIALOGUE_HISTORY and item.message_id is not None and item.text.strip()
-    ]
-
-
-def summary_prompt(ctx: ChatTurnContext, kind: str) -> list[ContextItem]:
-    persona = ctx.current_persona.persona_nickname
-    instruction = (
-        f"You summarise a Discord conversation for {persona}, who will continue it knowing only your summary. "
-        f"Keep {_WHAT_TO_KEEP[Kind(kind)]}. Name people as the conversation does. At most {SUMMARY_WORDS} words; "
-        "write only the summary."
-    )
-    lines = "\n".join(transcript(ctx))
-    return [
-        ContextItem(role="system", parts=[TextPart(instruction)], metadata_tag=ContextItemTag.SYSTEM_INSTRUCTION_BLOCK),
-        ContextItem(role="user", parts=[TextPart(f"The conversation:\n{lines}\n\nWrite the summary now.")]),
-    ]
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
 from django.http import JsonResponse
 
+from chatcontext.core.compaction import summary_prompt
 from chatcontext.core.config import StageConfig
 from chatcontext.core.serialize import turn_output
 from chatcontext.core.types import ChatTurnContext, JSONDict
@@ -435,6 +436,9 @@ def replay_now(record: PromptRecord, *, config: StageConfig | None = None) -> Re
     if not record.snapshot:
         raise ReplayUnavailable("This record has no stored snapshot to replay.")
     ctx = assemble_live(validate_snapshot(record.snapshot), record.server, config=config)
+    if record.command.get("name") == "compact":
+        # The record holds the summary call's prompt, made from the turn context its snapshot replays.
+        ctx = replace(ctx, context_items=summary_prompt(ctx, record.command["kind"]))
     items = [{**item, "token_estimate": estimate_tokens(item["text"])} for item in turn_output(ctx)["context_items"]]
     diff = prompt_diff(
         record.context_items, items, before_label=record_label(record), after_label="replayed now with today's data"

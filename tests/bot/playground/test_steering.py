@@ -17,6 +17,7 @@ from bot.playground.models import PlaygroundMessage
 from bot.playground.service import PlaygroundOutcome, post_playground_message
 from chatcontext.core.short_term_memory import DUE_AFTER_MESSAGES
 from chatcontext.models import PromptRecord
+from chatcontext.records.inspector import replay_now
 from community import forget
 from personas import models as m
 from tests.actors import TEST_ACTOR
@@ -129,6 +130,28 @@ async def test_compact_typed_in_the_box_posts_the_summary_the_next_turn_starts_a
     text = prompt_of(await newest_record())
     assert f"[System: ## 🧹 Compact Summary (Refreshed)\n{SUMMARY}]" in text
     assert "which ramen shop is good" not in text and "best broth" not in text
+
+
+async def test_a_compaction_record_replays_to_the_summary_prompt_it_holds(
+    tdemo: Demo,
+    llm_server: FakeLLMServer,
+) -> None:
+    """The record of a compaction holds the summary call's prompt; "replay now" rebuilds that prompt
+    from the replayed turn context (it compared the turn context itself, so every compaction showed
+    a diff)."""
+    await asyncio.to_thread(use_llm, tdemo, llm_server)
+    await asyncio.to_thread(let_jun_manage, tdemo)
+    await chat_before(tdemo)
+    llm_server.script = [SUMMARY]
+    await say(tdemo, JUN, "/compact scene")
+    record = await PromptRecord.objects.select_related("server").aget(command__name="compact")
+
+    replayed = await asyncio.to_thread(replay_now, record)
+
+    assert record.command["kind"] == "roleplay_scene"
+    assert not replayed.changed, replayed.diff
+    assert "the scene's setting" in replayed.context_items[0]["text"]
+    assert "which ramen shop is good" in replayed.context_items[-1]["text"]
 
 
 async def test_the_short_term_memory_tool_writes_the_note_and_the_next_turn_shows_it(

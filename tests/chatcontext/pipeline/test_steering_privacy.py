@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from bot.conversation.steering import Kind, summary_prompt
+from bot.conversation.steering import Kind
 from bot.conversation.tools.base import history_authors
+from chatcontext.core.compaction import summary_prompt
 from chatcontext.core.config import StageConfig
 from chatcontext.replay import replay_snapshot
 from tests.budgets import database_property
