@@ -1,5 +1,6 @@
 import os
 
+from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, ASGISendEvent, Scope
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "botplatform.settings")
@@ -16,13 +17,13 @@ from personas.metrics import WEBSOCKETS  # noqa: E402
 class CountedWebsockets:
     """Counts a websocket from its acceptance to its end, whichever consumer accepted it."""
 
-    def __init__(self, app):
+    def __init__(self, app: ASGI3Application) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
         accepted = False
 
-        async def counting_send(message):
+        async def counting_send(message: ASGISendEvent) -> None:
             nonlocal accepted
             if message["type"] == "websocket.accept" and not accepted:
                 accepted = True

@@ -24,6 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import Resolver404, get_resolver
+from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
 
@@ -85,17 +86,18 @@ class CredentialMaskingFilter(SafeExceptionReporterFilter):
 class SuperuserExceptionReporter(ExceptionReporter):
     """Django's technical 500 page for a signed-in superuser; ``handler500``'s page for anyone else."""
 
-    def get_traceback_html(self) -> str:
+    def get_traceback_html(self) -> SafeString:
         if technical_page_allowed(self.request):
             return super().get_traceback_html()
         return self._plain_page()
 
-    def get_traceback_text(self) -> str:
+    def get_traceback_text(self) -> SafeString:
         if technical_page_allowed(self.request):
             return super().get_traceback_text()
-        return "Server Error (500)"
+        return mark_safe("Server Error (500)")
 
-    def _plain_page(self) -> str:
+    def _plain_page(self) -> SafeString:
+        # Safe as Django's own page is: HTML already rendered (handler500's template) or a fixed line.
         if self.request is None:
-            return "<h1>Server Error (500)</h1>"
-        return error_handler(self.request, 500)(self.request).content.decode()
+            return mark_safe("<h1>Server Error (500)</h1>")
+        return mark_safe(error_handler(self.request, 500)(self.request).content.decode())

@@ -15,7 +15,9 @@ from django.http import HttpRequest, HttpResponseBase
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):
-    def serve(self, request: HttpRequest) -> HttpResponseBase:
+    # The stub types serve by what Django's own body returns; its callers (get_response) take any
+    # HttpResponseBase, which is what the 400 page from response_for_exception is.
+    def serve(self, request: HttpRequest) -> HttpResponseBase:  # type: ignore[override]
         try:
             return super().serve(request)
         except SuspiciousOperation as exc:

@@ -51,7 +51,8 @@ def _png_avatar(image: Image.Image) -> bytes:
 def _read_png(data: bytes) -> CardData:
     try:
         with opened_image(data) as (image, inspected):
-            if inspected.content_type != "image/png":
+            # A PNG always opens as a PngImageFile, the class that reads text chunks.
+            if inspected.content_type != "image/png" or not isinstance(image, PngImagePlugin.PngImageFile):
                 raise CardError("The file is not a PNG image.")
             image.load()  # text chunks after the pixels are read only with them
             chunks = {key: image.text.get(key) for key in CARD_CHUNKS}

@@ -8,7 +8,7 @@ object. SillyTavern's own export writes both: flat V1 fields beside ``spec``/``d
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from characters import fields
 from characters.errors import CardError
@@ -30,7 +30,7 @@ def parse_dialogue(text: str) -> tuple[DialogueLine, ...]:
             continue
         speaker = _SPEAKER.match(raw)
         if speaker:
-            role = "user" if speaker.group(1).lower() in ("{{user}}", "<user>") else "model"
+            role: Literal["user", "model"] = "user" if speaker.group(1).lower() in ("{{user}}", "<user>") else "model"
             lines.append(DialogueLine(role, raw[speaker.end() :]))
         elif lines:
             lines[-1] = DialogueLine(lines[-1].role, f"{lines[-1].text}\n{raw}")

@@ -56,7 +56,7 @@ def _logic(number: int | None) -> Any:
 
 def _book_entry(raw: Mapping[str, Any], index: int) -> LoreEntry:
     ext = fields.mapping(raw, "extensions")
-    named = "after_char" if raw.get("position") == "after_char" else "before_char"
+    named: Position = "after_char" if raw.get("position") == "after_char" else "before_char"
     case = fields.flag(raw, "case_sensitive")
     return LoreEntry(
         uid=fields.integer(raw, "id", index) or 0,

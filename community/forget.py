@@ -5,6 +5,7 @@ platform's own channels (the ``user_forgotten`` receivers)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -58,7 +59,8 @@ def forget_user(user_disc_id: str, *, actor: actions.Actor) -> ForgetResult:
     user_disc_id = str(user_disc_id).strip()
     with actions.recording(actor), transaction.atomic():
         records = forget_records_about(user_disc_id)
-        answers = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
+        # A receiver's answer is whatever it returns (django-stubs says str | None): counts are ints.
+        answers: Sequence[tuple[object, object]] = user_forgotten.send(sender=ForgetResult, user_disc_id=user_disc_id)
         # Last: personas' part ends holding the user-row counter's lock, which every user-row write
         # shares, so it is held only from there to the commit.
         rows = actions.forget_user_rows(user_disc_id, actor=actor)

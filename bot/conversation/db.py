@@ -46,7 +46,8 @@ def _connection_lost() -> bool:
     try:
         with closing(raw.cursor()) as cursor:
             cursor.execute("SELECT 1")
-    except connection.Database.Error:
+    # Every Django backend names its DB-API module ``Database``; django-stubs leaves it out.
+    except connection.Database.Error:  # type: ignore[attr-defined]
         return True
     return False
 

@@ -49,7 +49,9 @@ def opened_image(source: bytes | Path | BinaryIO) -> Iterator[tuple[Image.Image,
         readable = io.BytesIO(source) if isinstance(source, bytes) else source
         with Image.open(readable, formats=tuple(ALLOWED_FORMATS)) as image:
             # Pillow raises only above twice its limit (it merely warns between one and two times).
-            if image.width * image.height > Image.MAX_IMAGE_PIXELS:
+            # None: Pillow's limit is switched off, and so is this one.
+            limit = Image.MAX_IMAGE_PIXELS
+            if limit is not None and image.width * image.height > limit:
                 raise ImageRefused(TOO_MANY_PIXELS)
             inspected = InspectedImage(ALLOWED_FORMATS[str(image.format)], image.width, image.height)
             yield image, inspected

@@ -225,7 +225,7 @@ class TurnRunner:
         persona: PersonaInfo,
         *,
         live: bool,
-        tools: list[Tool],  # type: ignore[type-arg]
+        tools: list[Tool],
         turn_tools: ToolTurn | None,
         run: ToolRun,
     ) -> tuple[GenerationResult | None, str]:
@@ -265,7 +265,7 @@ class TurnRunner:
             job.server.server_id, persona.persona_id, job.locked_turn.channel_id, provider_tools=provider_tools
         )
 
-    async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:  # type: ignore[type-arg]
+    async def _offered_tools(self, job: TurnJob[R], ctx: ChatTurnContext, provider: Provider) -> list[Tool]:
         """The tools this turn offers (``bot.conversation.tools.gating``); the switches are read only
         when the turn and the provider could take tools at all."""
         persona_id = ctx.current_persona.persona_id

@@ -225,6 +225,8 @@ class SummaryFields:
 
 def store_summary(fields: SummaryFields) -> m.ConversationSummary:
     """``personas.actions.record_summary`` by the member who asked, or the platform (automatic)."""
+    # A summary is kept under a stored persona: steering runs on the server's personas, which have rows.
+    assert fields.persona_id is not None
     requested_by = fields.requested_by_disc_id
     actor = actions.Actor.slash_command(requested_by) if requested_by else actions.Actor.system("automatic compaction")
     write = actions.SummaryWrite(

@@ -326,6 +326,7 @@ async def send_notices(
     hook = await _alter_webhook(webhooks, channel) if persona.is_alter else None
     thread = channel if isinstance(channel, discord.Thread) else discord.utils.MISSING
     ids: list[str] = []
+    message: discord.Message  # a webhook's message or the bot's own
     for notice in notices:
         if hook is not None:
             message = await hook.send(

@@ -22,13 +22,16 @@ from bot.conversation.jobs import TurnJob
 from bot.conversation.providers import DeltaSink
 from bot.conversation.runner import DeliveryRefused
 from bot.conversation.state import ServerState, load_server_state
+from bot.conversation.texts import ERROR_MESSAGES, localized
 from bot.conversation.tools.notices import Notice
 from bot.discord.delivery import (
+    SAFE_MENTIONS,
     Delivery,
     WebhookRegistry,
     deliver_reply,
     persona_speaker,
     reply_notice_embed,
+    send_as_persona,
     send_error_notice,
     send_notices,
 )
@@ -70,7 +73,8 @@ def refused(exc: discord.HTTPException) -> DeliveryRefused:
 class DiscordOutlet:
     """What every Discord outlet shares: the channel as a turn reads it, from ``anchor`` (the
     trigger, live, or a value object when no Discord message exists), and the typing indicator
-    while a reply is generated."""
+    while a reply is generated. On its own it is the outlet of a steering job (``/refresh``,
+    ``/compact``), which speaks in notices: a reply would be a plain post in the channel."""
 
     client: discord.Client
     webhooks: WebhookRegistry
@@ -116,6 +120,23 @@ class DiscordOutlet:
     async def react(self, message_id: str, emoji: str) -> None:
         try:
             await self.channel.get_partial_message(int(message_id)).add_reaction(emoji)  # type: ignore[attr-defined]
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+    async def deliver(
+        self, persona: PersonaInfo, text: str, *, reply_notice: ReplyNoticeState | None, locale: str
+    ) -> Delivery:
+        """``text`` posted in the channel as ``persona``, replying to nothing; the outlets of turns
+        that answer something say how they reply."""
+        try:
+            return await send_as_persona(self.channel, persona, text, webhooks=self.webhooks)
+        except discord.HTTPException as exc:
+            raise refused(exc) from exc
+
+    async def notify_failure(self, persona: PersonaInfo, *, locale: str) -> None:
+        """The short, localised error message in the channel, from the bot's account."""
+        try:
+            await self.channel.send(localized(ERROR_MESSAGES, locale), allowed_mentions=SAFE_MENTIONS)
         except discord.HTTPException as exc:
             raise refused(exc) from exc
 

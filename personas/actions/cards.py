@@ -25,7 +25,7 @@ def _check_name(server: Server, name: str, *, keep: Persona | None) -> str:
     cleaned = name.strip()
     if not cleaned:
         raise NameTaken("The card has no character name.")
-    if len(cleaned) > NICKNAME_LENGTH:
+    if NICKNAME_LENGTH is not None and len(cleaned) > NICKNAME_LENGTH:  # None: the column has no limit
         raise NameTaken(f"The name has {len(cleaned)} characters; a persona's name holds {NICKNAME_LENGTH}.")
     clash = Persona.objects.annotate(key=Lower(Trim("persona_nickname"))).filter(server=server, key=cleaned.lower())
     if keep is not None:

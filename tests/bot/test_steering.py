@@ -10,6 +10,8 @@ import discord.ext.test as dpytest
 import pytest
 
 from bot.conversation.steering import COMPACT_REFUSED, MANUAL_NEEDS_TEXT, REFRESH_REFUSED, REFRESHED
+from bot.conversation.texts import ERROR_MESSAGES
+from bot.discord.exts._interactions import interaction_server
 from chatcontext.models import PromptRecord
 from community import forget
 from personas import models as m
@@ -73,6 +75,25 @@ async def test_refresh_posts_the_reset_notice_and_the_next_turn_reads_nothing_be
     assert "picnic" not in text and "kite" not in text
     [record] = [r async for r in PromptRecord.objects.all()]
     assert {e["reason"] for e in record.exclusions} >= {"reset_marker"}
+
+
+async def test_the_steering_jobs_outlet_posts_a_reply_and_a_failure_notice_in_the_channel(harness):
+    """The Discord job of ``/compact`` speaks through ``DiscordOutlet`` itself, which is a whole
+    ``Outlet``: a reply is a plain post as the persona, a failure the localised error message."""
+    await setup(harness)
+    await chat_before(harness)
+    inter = FakeInteraction(user=harness.member(2), guild=harness.guild, channel_id=harness.channel.id)
+    cog = harness.bot.get_cog("SteeringCog")
+    job = await cog._job(inter, await interaction_server(inter))
+    persona = job.personas[0]
+
+    delivery = await job.outlet.deliver(persona, "A plain post.", reply_notice=None, locale="ja")
+    await job.outlet.notify_failure(persona, locale="ja")
+
+    reply, failure = sent_messages()
+    assert reply.content == "A plain post." and reply.reference is None
+    assert delivery.message_ids == [str(reply.id)] and not delivery.via_webhook
+    assert failure.content == ERROR_MESSAGES["ja"] and failure.author.id == harness.bot.user.id
 
 
 async def test_refresh_is_refused_to_members_without_manage_messages_unless_the_server_opens_it(harness):

@@ -85,7 +85,10 @@ class ProviderError(Exception):
 
 class Provider(Protocol):
     name: str
-    model_name: str
+
+    @property
+    def model_name(self) -> str:
+        """The model asked; read only: ``EndpointChain`` names the one of the endpoint that answered."""
 
     async def generate(
         self,

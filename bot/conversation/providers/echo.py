@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from typing import Any
 
-from bot.conversation.providers.base import DeltaSink, GenerationResult
+from bot.conversation.providers.base import DeltaSink, GenerationResult, ToolSpec
 from chatcontext.core.types import ContextItem, ContextItemTag
 
 MAX_ECHOED_CHARS = 300
@@ -36,8 +37,17 @@ class EchoProvider:
         self.pace_s = pace_s
 
     async def generate(
-        self, items: Sequence[ContextItem], *, stream: bool, on_delta: DeltaSink | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        stream: bool,
+        on_delta: DeltaSink | None = None,
+        tools: Sequence[ToolSpec] = (),
+        followups: Sequence[dict[str, Any]] = (),
+        tool_choice: str = "auto",
     ) -> GenerationResult:
+        """``Provider.generate``. ``tools``, ``followups`` and ``tool_choice`` are ignored: with
+        ``supports_tools`` false the runner sends none, and the echo can call nothing."""
         said = " ".join(last_user_text(items).split())[:MAX_ECHOED_CHARS]
         text = f"[echo] {self.persona_name}: I read {len(items)} prompt items; you said: {said}"
         if stream and on_delta is not None:

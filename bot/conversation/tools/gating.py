@@ -33,12 +33,12 @@ class ToolPolicy:
     @classmethod
     def load(cls, server_id: int, persona_id: int) -> ToolPolicy:
         settings = m.ServerSettings.objects.filter(server_id=server_id).values("tools_enabled", "self_teaching_enabled")
-        row = settings.first() or {}
+        row = settings.first()  # None: the server has no settings row, and its switches are the defaults
         persona = m.Persona.objects.filter(pk=persona_id).values_list("tools_enabled", flat=True).first()
         return cls(
-            server_tools=row.get("tools_enabled", True),
+            server_tools=row["tools_enabled"] if row is not None else True,
             persona_tools=bool(persona),
-            self_teaching=row.get("self_teaching_enabled", True),
+            self_teaching=row["self_teaching_enabled"] if row is not None else True,
         )
 
 
@@ -47,7 +47,7 @@ def turn_allows_tools(streaming: StreamingContext, *, provider_tools: bool, pers
     return provider_tools and persona_id is not None and not streaming.disable_all_tools
 
 
-def offered_tools(streaming: StreamingContext, policy: ToolPolicy) -> list[Tool]:  # type: ignore[type-arg]
+def offered_tools(streaming: StreamingContext, policy: ToolPolicy) -> list[Tool]:
     if streaming.disable_all_tools or not (policy.server_tools and policy.persona_tools):
         return []
     tools = [t for t in TOOLS.values() if policy.self_teaching or t.family not in SELF_TAUGHT]

@@ -94,7 +94,7 @@ def _error(name: str, arguments: Any, message: str) -> tuple[ToolCallRecord, Too
 
 async def run_call(
     call: ToolCall,
-    tools: dict[str, Tool],  # type: ignore[type-arg]
+    tools: dict[str, Tool],
     turn: ToolTurn,
     timeout_s: float,
 ) -> tuple[ToolCallRecord, ToolOutcome]:
@@ -129,7 +129,7 @@ async def run_call(
 async def generate_with_tools(
     provider: Provider,
     items: Sequence[ContextItem],
-    tools: Sequence[Tool],  # type: ignore[type-arg]
+    tools: Sequence[Tool],
     turn: ToolTurn,
     run: ToolRun,
     *,

@@ -173,7 +173,7 @@ async def forget_memory(turn: ToolTurn, args: ForgetMemory) -> ToolOutcome:
         return refusal(str(exc))
 
 
-TOOLS: tuple[Tool, ...] = (  # type: ignore[type-arg]
+TOOLS: tuple[Tool, ...] = (
     Tool(
         "remember_user_fact",
         "Save something you learned about a person in this conversation, to remember it in later conversations.",

@@ -29,6 +29,6 @@ async def react(turn: ToolTurn, args: React) -> ToolOutcome:
     return ToolOutcome(result=f"Reacted to {args.ref.strip()} with {emoji}.")
 
 
-TOOLS: tuple[Tool, ...] = (  # type: ignore[type-arg]
+TOOLS: tuple[Tool, ...] = (
     Tool("react", "React to a message of the conversation with an emoji.", React, "react", react),
 )

@@ -13,7 +13,7 @@ TOOLS: dict[str, Tool] = {
         *react.TOOLS,
         *short_term_memory.TOOLS,
     )
-}  # type: ignore[type-arg]
+}
 
 # Deliberate tool mode (BC9-07..09) names the intents of its catalogue; each family answers to one.
 # A family without an intent (reactions) is never offered while the mode limits the tools.

@@ -104,7 +104,7 @@ async def cancel_reminder(turn: ToolTurn, args: CancelReminder) -> ToolOutcome:
     return ToolOutcome(result=f"Reminder {reminder.pk} cancelled.")
 
 
-TOOLS: tuple[Tool, ...] = (  # type: ignore[type-arg]
+TOOLS: tuple[Tool, ...] = (
     Tool("set_reminder", "Set a reminder for a person, or a task for yourself.", SetReminder, "reminder", set_reminder),
     Tool("cancel_reminder", "Cancel a reminder you set.", CancelReminder, "reminder", cancel_reminder),
 )

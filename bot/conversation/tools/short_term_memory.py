@@ -42,7 +42,7 @@ async def update_short_term_memory(turn: ToolTurn, args: UpdateShortTermMemory) 
     return ToolOutcome(result="Short-term memory saved.", written=(WrittenRow("short_term_memory", note.pk),))
 
 
-TOOLS: tuple[Tool, ...] = (  # type: ignore[type-arg]
+TOOLS: tuple[Tool, ...] = (
     Tool(
         TOOL_NAME,
         "Rewrite your short-term memory of this channel: a short note you read at every turn here.",

@@ -64,7 +64,7 @@ class StopSceneButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button[Any], match: re.Match[str], /
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> StopSceneButton:
         return cls(int(match["scene"]))
 

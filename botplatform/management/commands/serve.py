@@ -176,7 +176,9 @@ class Command(BaseCommand):
 
         # In the reactor's asyncio loop, where the playground's pages and turns live.
         reminders = self.playground_reminders()
-        reactor.callLater(0, reminders.start)
+        # Twisted declares its zope interface methods without ``self`` and types them for the mypy-zope
+        # plugin; plain mypy reads ``delay`` as ``self`` and every argument one place off.
+        reactor.callLater(0, reminders.start)  # type: ignore[arg-type]
 
         bot = BotProcess()
         if options["no_bot"]:
