@@ -19,12 +19,13 @@ from chatcontext.core.types import (
     JSONDict,
 )
 
-FORMAT = "tomori-turn-snapshot/3"
+FORMAT = "tomori-turn-snapshot/4"
 # Version 1 lacks the fields version 2 added (persona sample dialogue, naming, sprites, preset and
 # lorebook, the server's emojis and stickers, naming preferences, sprite messages); it still loads,
 # as a turn without them. Version 2 lacks the turn's short-term note, history anchor and context
-# budget (version 3); it loads as a turn without a note, starting its window afresh, uncut.
-FORMATS = (FORMAT, "tomori-turn-snapshot/2", "tomori-turn-snapshot/1")
+# budget (version 3); it loads as a turn without a note, starting its window afresh, uncut. Version 3
+# lacks the stage's tunables (version 4, ``stage``); it replays under the replaying process's settings.
+FORMATS = (FORMAT, "tomori-turn-snapshot/3", "tomori-turn-snapshot/2", "tomori-turn-snapshot/1")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"
 # json.loads and the schema validator recurse once per level of nesting, so a deeper document is

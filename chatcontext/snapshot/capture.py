@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from chatcontext.core import snapshot_format
+from chatcontext.core.config import StageConfig
 from chatcontext.core.preset import Preset
 from chatcontext.core.reminder_injection import reminder_applies
 from chatcontext.core.types import (
@@ -296,11 +297,12 @@ class RecordingTransport(Protocol):
     role_names: Mapping[str, str]
 
 
-def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
-    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised. Taken right
-    after ``build_turn_context`` returned ``ctx`` and before anything of the turn writes
-    (``chatcontext.captured``), so a row a tool writes later is not in it."""
-    return minimise_snapshot(read_snapshot(ctx, transport))
+def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport, *, config: StageConfig) -> JSONDict:
+    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised, and the
+    tunables ``config`` it was built with. Taken right after ``build_turn_context`` returned ``ctx``
+    and before anything of the turn writes (``chatcontext.captured``), so a row a tool writes later
+    is not in it."""
+    return minimise_snapshot({**read_snapshot(ctx, transport), "stage": config.as_json()})
 
 
 def _people(

@@ -72,7 +72,7 @@ async def test_a_playground_tool_turn_exported_from_the_api_replays_with_replay_
     exported = await client.get(f"/api/v1/records/{record.pk}/snapshot")
     assert exported.status_code == 200
     snapshot = exported.json()
-    assert snapshot["format"] == "tomori-turn-snapshot/3"
+    assert snapshot["format"] == "tomori-turn-snapshot/4"
     # Captured before the tool ran: the memory it wrote is no part of the turn's input.
     assert remember["content"] not in json.dumps(snapshot)
 
@@ -216,3 +216,48 @@ def test_a_preset_turn_with_a_cards_fields_and_world_info_at_its_markers_replays
     personas = {p["persona_nickname"]: p for p in record.snapshot["personas"]}
     assert personas["Tomori"]["card"] == card and "card" not in personas["Pip"]
     assert_replays_to_its_record(record)
+
+
+# Format 4: the stage's tunables are the turn's input too. A turn recorded under an operator's setting
+# replays to its record in a process whose settings say otherwise, and the same snapshot without its
+# ``stage`` does not, so the stage is what the replay needs.
+
+
+def with_tomori(settings: Any, **tunables: int) -> None:
+    settings.TOMORI = {**settings.TOMORI, **tunables}
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_bc7_05_a_playground_turn_recorded_under_another_image_limit_replays_to_its_record_after_it_changed(
+    demo: Demo, settings: Any
+) -> None:
+    """BC7-05's MEDIA_IMAGE_MESSAGE_LIMIT (build-context.md §0.1) travels in the snapshot's ``stage``."""
+    with_tomori(settings, MEDIA_IMAGE_MESSAGE_LIMIT=0)
+    record = send_photo(demo)
+    assert "(Media ID: media_1)" not in "\n".join(item["text"] for item in record.context_items)
+    with_tomori(settings, MEDIA_IMAGE_MESSAGE_LIMIT=3)  # the operator raised it after the turn
+
+    assert_replays_to_its_record(record)
+    assert record.snapshot["stage"]["media_image_message_limit"] == 0
+    snapshot = copy.deepcopy(record.snapshot)
+    del snapshot["stage"]
+    assert replayed_output(snapshot)["context_items"] != recorded_items(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_bc2_07a_a_playground_turn_in_a_history_window_stepped_by_another_setting_replays_to_its_record(
+    demo: Demo, settings: Any
+) -> None:
+    """BC2-07a's HISTORY_WINDOW_STEP travels in the snapshot's ``stage``: a window stepped by 10 is not
+    replayed as one that slides message by message."""
+    m.ServerSettings.objects.filter(server=demo.server).update(message_fetch_limit=MIN_FETCH_LIMIT)
+    with_tomori(settings, HISTORY_WINDOW_STEP=MIN_FETCH_LIMIT // 2)
+    for turn in range(2 * MIN_FETCH_LIMIT):
+        send_playground_message(demo.channel, MINA, f"{demo.mention()} turn {turn}")
+    records = PromptRecord.objects.filter(channel_disc_id=demo.channel.disc_id).order_by("created_at", "pk")
+    anchored = [r for r in records if r.snapshot["turn"].get("history_anchor_id")]
+    assert any(e["reason"] == "history_step" for r in anchored for e in r.exclusions)  # the window stepped
+    with_tomori(settings, HISTORY_WINDOW_STEP=0)  # the window now slides one message at a time
+
+    for record in anchored:
+        assert_replays_to_its_record(record)

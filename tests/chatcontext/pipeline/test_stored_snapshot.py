@@ -288,10 +288,11 @@ def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dic
     )
     inputs = snapshot_turn(doc, loaded)
     transport = RecordingTransport(inputs.transport, inputs.turn.incoming.message)
+    config = StageConfig()
     ctx = build_turn_context(
-        inputs.turn, transport, transcripts=inputs.transcripts, config=StageConfig(), clock=_constant_clock
+        inputs.turn, transport, transcripts=inputs.transcripts, config=config, clock=_constant_clock
     )
-    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport), source="bot"))
+    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport, config=config), source="bot"))
     record.refresh_from_db()
     return ctx, record.snapshot, read_snapshot(ctx, transport)
 
