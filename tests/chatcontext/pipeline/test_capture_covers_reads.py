@@ -163,9 +163,9 @@ def other_value(value: Any) -> Any:
 
 
 def test_every_stage_config_field_is_a_snapshot_stage_field() -> None:
-    """Format 4: the turn's tunables (build-context.md §0.1) travel in ``stage``. A StageConfig field the schema's ``stage`` does
-    not name fails here (and a schema key no field reads), so a new tunable cannot be left to the
-    replaying process's settings."""
+    """Format 4: the turn's tunables (build-context.md §0.1) travel in ``stage``. A StageConfig field
+    the schema's ``stage`` does not name fails here (and a schema key no field reads), so a new tunable
+    cannot be left to the replaying process's settings."""
     stage = schema()["properties"]["stage"]["anyOf"][0]["properties"]
     assert {f.name for f in dataclasses.fields(StageConfig)} == set(stage)
 
