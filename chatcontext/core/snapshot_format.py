@@ -279,6 +279,8 @@ def check_references(doc: Mapping[str, Any]) -> None:
     users = doc_items(doc, "users")
     _check_unique(users, "disc_id", "users", "user id")
     _check_unique(doc_items(doc, "members"), "user_disc_id", "members", "member id")
+    _check_unique(doc_items(doc, "known_users"), "user_disc_id", "known_users", "user id")
+    member_ids = {mem["user_disc_id"] for mem in doc_items(doc, "members")}
     _check_unique(doc_items(doc, "blacklist"), "user_disc_id", "blacklist", "user id")
     reminders_with_id = [r for r in doc_items(doc, "reminders") if r.get("id") is not None]
     _check_unique(reminders_with_id, "id", "reminders", "reminder id")
@@ -296,6 +298,11 @@ def check_references(doc: Mapping[str, Any]) -> None:
         if pair in preferences:
             raise SnapshotError(f"naming_preferences[{i}].persona_lineage_id", "duplicate preference of this user")
         preferences.add(pair)
+    for i, known in enumerate(doc_items(doc, "known_users")):
+        if known["user_disc_id"] not in user_ids:
+            raise SnapshotError(f"known_users[{i}].user_disc_id", "no entry in users has this id")
+        if known["user_disc_id"] in member_ids:
+            raise SnapshotError(f"known_users[{i}].user_disc_id", "a member already has this id")
     for i, active in enumerate(doc_items(doc, "server_activity")):
         if active["user_disc_id"] not in user_ids:
             raise SnapshotError(f"server_activity[{i}].user_disc_id", "no entry in users has this id")
