@@ -261,3 +261,23 @@ def test_bc2_07a_a_playground_turn_in_a_history_window_stepped_by_another_settin
 
     for record in anchored:
         assert_replays_to_its_record(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_d16_a_playground_turn_naming_a_member_by_saved_nickname_replays_to_the_same_discovery(demo: Demo) -> None:
+    """Zed has a member row and a saved nickname but nothing else (D-17: ineligible), so the turn's
+    transport never reads him as a member; D-16 still selected him, and so does the replay."""
+    zed = "777000111"
+    m.DiscordUser.objects.create(user_disc_id=zed, username="zed", global_name="Zed", user_nickname="Zeddy")
+    m.ServerMember.objects.create(server=demo.server, user_disc_id=zed, username="zed", global_name="Zed")
+    [record] = send_playground_message(demo.channel, MINA, "tomori, have you seen Zeddy lately?")
+    live = record.diagnostics["participants"]
+    assert live["rejection_counts"]["ineligible_state"] == 1
+
+    assert_replays_to_its_record(record)
+    replayed = replayed_output(record.snapshot)["diagnostics"]["participants"]
+    # Zed's rejection and the participants found. (The bot's own user row, which discovery reads and
+    # rejects as a bot live, is no snapshot row: candidate_count and the bot rejection still differ.)
+    assert replayed["rejection_counts"]["ineligible_state"] == 1
+    assert replayed["included_count"] == live["included_count"]
+    assert record.snapshot["known_users"] == [{"user_disc_id": zed}]

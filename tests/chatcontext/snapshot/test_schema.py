@@ -200,6 +200,16 @@ def test_root_must_be_an_object() -> None:
             lambda d: d["personal_memories"][0].update(user_disc_id="99"),
             "personal_memories[0].user_disc_id: no entry in users has this id",
         ),
+        # D-16's known_users (format 4): a user of the document, never a member too (the replay writes
+        # a bare member row for each, and one member row per user).
+        (
+            lambda d: d.update(known_users=[{"user_disc_id": "99"}]),
+            "known_users[0].user_disc_id: no entry in users has this id",
+        ),
+        (
+            lambda d: d.update(known_users=[{"user_disc_id": PRIYA}]),
+            "known_users[0].user_disc_id: a member already has this id",
+        ),
         (
             lambda d: [pm.update(id=7) for pm in d["personal_memories"][:2]],
             "personal_memories[1].id: duplicate memory id 7",
