@@ -225,6 +225,8 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
         if due <= now or not showable:
             unshowable.add(text)
     doc["reminders"] = reminders
+    if draw(st.booleans()):
+        _known_bystander(draw, doc, unloadable, unshowable)
 
     hidden = {
         marker(n)
@@ -234,6 +236,33 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
     persona_data = _persona_data(draw, doc, shown=[n for n in range(1, len(messages) + 1) if marker(n) not in hidden])
     other_persona = set().union(*(texts for key, texts in persona_data.items() if key != persona_key))
     return validate_snapshot(doc), Secrets(hidden, unloadable, unshowable, others, hidden_fields, other_persona)
+
+
+def _known_bystander(draw: st.DrawFn, doc: dict[str, Any], unloadable: set[str], unshowable: set[str]) -> None:
+    """D-16: Zed (user 90), of any privacy level, perhaps blacklisted, has a member row of the server
+    (``known_users``) but is no member the transport knows; a message names his saved nickname. His
+    memory and his reminder are never the turn's to show, whatever their lineage or persona."""
+    zed = user_id(90)
+    doc["users"].append(
+        {"disc_id": zed, "username": "user90", "global_name": "User 90", "user_nickname": "Zeddy",
+         "privacy_level": draw(st.sampled_from((0, 1, 2)))}
+    )  # fmt: skip
+    doc["known_users"] = [{"user_disc_id": zed}]
+    if draw(st.booleans()):
+        doc["blacklist"].append({"user_disc_id": zed})
+    messages = doc["messages"]
+    named = messages[draw(st.integers(0, len(messages) - 1))]
+    named["content"] += " have you seen Zeddy?"
+    if named.get("clean_content"):
+        named["clean_content"] += " have you seen Zeddy?"
+    if draw(st.booleans()):
+        memory = {"persona_lineage_id": draw(st.sampled_from(LINEAGES)), "content": "zed memory z1q"}
+        doc["personal_memories"].append({"user_disc_id": zed, **memory, "created_at_ms": doc["now_ms"] - 60_000})
+        unloadable.add("zed memory z1q")
+    if draw(st.booleans()):
+        task = {"persona_key": draw(st.sampled_from(("tomori", "ellen", None))), "purpose": "zed task z2q"}
+        doc["reminders"].append({"user_disc_id": zed, **task, "due_at_ms": doc["now_ms"] + 3_600_000})
+        unshowable.add("zed task z2q")
 
 
 def _persona_data(draw: st.DrawFn, doc: dict[str, Any], shown: list[int]) -> dict[str, set[str]]:
