@@ -340,6 +340,8 @@ def _evidence_markers(user_ids: list[str], now: Any) -> tuple[list[JSONDict], li
     """D-16 evidence of users the turn only considered (``known_users`` outside everyone it read):
     one empty memory and one blank due reminder each at most. The turn could show none of their
     text, so none is kept; discovery's eligibility (D-17) needs only that the rows exist."""
+    if not user_ids:  # the common turn: no query
+        return [], []
     memories: dict[str, JSONDict] = {}
     for pm in m.PersonalMemory.objects.filter(user__user_disc_id__in=user_ids).select_related("user").order_by("pk"):
         memories.setdefault(
@@ -400,10 +402,9 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
         server=server, status=m.Reminder.Status.PENDING, user_discord_id__in=[*people, bot_id]
     )
     blacklist = m.PersonalizationBlacklist.objects.filter(server=server, user_disc_id__in=[*people, *considered])
-    # The snapshot format knows only hiding blocks; mutes affect triggering, which a replay skips.
-    blocks = m.PersonaUserBlock.objects.filter(
-        server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
-    )
+    # Mutes too (format 4): they affect triggering, which a replay skips, but the persona's block notice
+    # lists them with the blocks.
+    blocks = m.PersonaUserBlock.objects.filter(server=server, expires_at__gt=now)
     active = m.StatCounter.objects.filter(
         server=server, user__in=users, metric__in=ACTIVITY_METRICS, count__gt=0
     ).values_list("user__user_disc_id", flat=True)
@@ -488,6 +489,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
                 "persona_key": persona_key(b.persona_id),
                 "user_disc_id": b.user_disc_id,
                 "expires_at_ms": datetime_to_ms(b.expires_at),
+                "block_type": b.block_type,
+                "reason": b.reason or None,
             }
             for b in blocks.order_by("id")
         ],

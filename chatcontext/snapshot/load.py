@@ -229,8 +229,8 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
                 server=server,
                 persona_id=pid,
                 user_disc_id=b["user_disc_id"],
-                block_type=m.PersonaUserBlock.BlockType.BLOCK,
-                reason="",
+                block_type=b.get("block_type") or m.PersonaUserBlock.BlockType.BLOCK,
+                reason=b.get("reason") or "",
                 expires_at=_dt(b["expires_at_ms"]),
             )
     m.PersonaUserBlock.objects.bulk_create(blocks.values())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from bot.playground.service import post_playground_message, send_playground_message
 from chatcontext.core.budget import BUDGET_REASON
@@ -30,7 +32,7 @@ from personas.character_data import LorebookData, LoreEntry
 from personas.presets import parse_preset
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.bot.image_server import png_bytes
-from tests.bot.playground.conftest import MINA, Demo
+from tests.bot.playground.conftest import JUN, MINA, Demo
 from tests.bot.playground.turns import moderator_client, use_llm
 from tests.personas.presets.preset_files import DEFAULT as DEFAULT_PRESET
 from tests.replays import assert_replays_to_its_record, recorded_items, replayed_output
@@ -281,3 +283,21 @@ def test_d16_a_playground_turn_naming_a_member_by_saved_nickname_replays_to_the_
     assert replayed["rejection_counts"]["ineligible_state"] == 1
     assert replayed["included_count"] == live["included_count"]
     assert record.snapshot["known_users"] == [{"user_disc_id": zed}]
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_of_a_persona_with_a_reasoned_block_and_a_mute_replays_to_its_record(demo: Demo) -> None:
+    """The persona's block notice shows each active block and mute with its reason (the demo's Pip
+    blocks Sora, with a reason); format 4 keeps both the reason and the mutes, which hide nothing."""
+    m.PersonaUserBlock.objects.create(
+        server=demo.server,
+        persona=demo.pip,
+        user_disc_id=JUN,
+        block_type=m.PersonaUserBlock.BlockType.MUTE,
+        reason="Spams Pip (demo)",
+        expires_at=timezone.now() + timedelta(days=1),
+    )
+    [record] = send_playground_message(demo.channel, MINA, "pip, how is the night?")
+    [notice] = [i["text"] for i in record.context_items if i["tag"] == "knowledge_persona_user_blocks"]
+    assert "Reason: Kept teasing Pip (demo)" in notice and "(mute)" in notice and "Reason: Spams Pip (demo)" in notice
+    assert_replays_to_its_record(record)
