@@ -666,3 +666,18 @@ def test_d16_a_server_member_named_by_saved_nickname_whom_the_transport_never_fe
 
 def recorded_items_of(output: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: v for k, v in item.items() if k != "token_estimate"} for item in output["context_items"]]
+
+
+@pytest.mark.parametrize(("block_type", "hides"), [("mute", False), ("block", True), (None, True)])
+def test_bc2_11_only_a_block_hides_its_users_words_in_a_stored_snapshot(block_type: str | None, hides: bool) -> None:
+    """Format 4 keeps the persona's mutes (its block notice lists them, with each reason), but a mute
+    only stops triggering: the muted user's messages stay whole; a block (the default) stubs them."""
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    first = doc["messages"][0]
+    block = {"persona_key": doc["turn"]["persona_key"], "user_disc_id": first["author"]["id"],
+             "expires_at_ms": doc["now_ms"] + 60_000, "block_type": block_type, "reason": "noisy r1q"}  # fmt: skip
+    doc.update(format="tomori-turn-snapshot/4", persona_user_blocks=[block])
+    stored = minimise_snapshot(validate_snapshot(doc))
+    assert stored["persona_user_blocks"] == [block]
+    assert (stored["messages"][0] != first) is hides
+    assert (first["content"] in json.dumps(stored, ensure_ascii=False)) is not hides
