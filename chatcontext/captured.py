@@ -21,6 +21,7 @@ from chatcontext.core.types import ChatTurn, ChatTurnContext, JSONDict
 from chatcontext.personalization import PersonalizationCache
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot.capture import RecordingTransport, capture_snapshot
+from chatcontext.stage_settings import stage_config
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +47,15 @@ def build_captured_turn(
 ) -> CapturedTurn:
     """``build_turn_context`` and the snapshot of what it read. A failure to capture the snapshot
     never costs the turn (its record keeps ``{}``); the savepoint keeps a failed read from spoiling a
-    caller's transaction (the playground's)."""
-    ctx = build_turn_context(turn, transport, transcripts=transcripts, personalization=personalization)
+    caller's transaction (the playground's).
+
+    The settings are read once: the snapshot keeps the very tunables the context was built with, not
+    a second reading an operator's change could fall between (turn-snapshot.md §1, ``stage``)."""
+    config = stage_config()
+    ctx = build_turn_context(turn, transport, transcripts=transcripts, personalization=personalization, config=config)
     try:
         with transaction.atomic():
-            snapshot = capture_snapshot(ctx, transport)
+            snapshot = capture_snapshot(ctx, transport, config=config)
     except Exception:
         logger.exception("turn snapshot not captured")
         snapshot = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from chatcontext.core.budget import fit_context
 from chatcontext.core.config import StageConfig
+from chatcontext.core.snapshot_parse import snapshot_stage
 from chatcontext.core.types import Attachment, ChatTurnContext, DiscordMessage, JSONDict
 from chatcontext.core.voice_prehydration import Transcriber
 from chatcontext.pipeline import build_turn_context
@@ -38,8 +39,10 @@ def replay_snapshot(
 ) -> ChatTurnContext:
     """Assemble the turn a validated snapshot describes, on the scratch database, and roll back.
 
-    Durations in the diagnostics read a constant clock, so the same snapshot (and environment)
-    always gives the same output. The returned context is plain data that outlives the rollback.
+    The stage's tunables are ``config`` when a caller gives one, else the snapshot's own (``stage``,
+    format 4), else (versions 1 to 3) the process's settings. Durations in the diagnostics read a
+    constant clock, so the same snapshot (and environment) always gives the same output. The
+    returned context is plain data that outlives the rollback.
     """
     with replay_database():
         loaded = load_snapshot_rows(doc)
@@ -49,7 +52,7 @@ def replay_snapshot(
             inputs.transport,
             transcripts=inputs.transcripts,
             transcriber=transcriber,
-            config=config,
+            config=config or snapshot_stage(doc),
             clock=_constant_clock,
         )
     if inputs.budget is not None:  # the turn's prompt was fitted to its endpoint's budget (BC13)

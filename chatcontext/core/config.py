@@ -1,11 +1,15 @@
 """Tunables of the stage (build-context.md §0.1) as one value, with their lower bounds applied.
 ``botplatform/settings.py`` reads them from the environment into ``settings.TOMORI``;
-``chatcontext.stage_settings.stage_config`` builds this value from there."""
+``chatcontext.stage_settings.stage_config`` builds this value from there. A turn snapshot keeps the
+value its turn was built with (``stage``, turn-snapshot.md §1, format 4), so a replay does not depend
+on the replaying process's settings."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -42,3 +46,14 @@ class StageConfig:
             default_botname=default_botname.strip() or "Tomori",
             history_window_step=max(0, int(tomori.get("HISTORY_WINDOW_STEP", 40))),
         )
+
+    def as_json(self) -> dict[str, Any]:
+        """Every field by name: the snapshot's ``stage`` object (turn-snapshot.md §1)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, stage: Mapping[str, Any]) -> StageConfig:
+        """The value a snapshot's ``stage`` describes (validated by the schema, so no unknown key). A
+        field the object lacks or leaves null takes its default: a document written before the field
+        existed was built before its setting existed, that is, as under the default."""
+        return cls(**{k: v for k, v in stage.items() if v is not None})

@@ -19,12 +19,13 @@ from chatcontext.core.types import (
     JSONDict,
 )
 
-FORMAT = "tomori-turn-snapshot/3"
+FORMAT = "tomori-turn-snapshot/4"
 # Version 1 lacks the fields version 2 added (persona sample dialogue, naming, sprites, preset and
 # lorebook, the server's emojis and stickers, naming preferences, sprite messages); it still loads,
 # as a turn without them. Version 2 lacks the turn's short-term note, history anchor and context
-# budget (version 3); it loads as a turn without a note, starting its window afresh, uncut.
-FORMATS = (FORMAT, "tomori-turn-snapshot/2", "tomori-turn-snapshot/1")
+# budget (version 3); it loads as a turn without a note, starting its window afresh, uncut. Version 3
+# lacks the stage's tunables (version 4, ``stage``); it replays under the replaying process's settings.
+FORMATS = (FORMAT, "tomori-turn-snapshot/3", "tomori-turn-snapshot/2", "tomori-turn-snapshot/1")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "turn-snapshot.schema.json"
 ROOT_PATH = "$"
 # json.loads and the schema validator recurse once per level of nesting, so a deeper document is
@@ -278,6 +279,8 @@ def check_references(doc: Mapping[str, Any]) -> None:
     users = doc_items(doc, "users")
     _check_unique(users, "disc_id", "users", "user id")
     _check_unique(doc_items(doc, "members"), "user_disc_id", "members", "member id")
+    _check_unique(doc_items(doc, "known_users"), "user_disc_id", "known_users", "user id")
+    member_ids = {mem["user_disc_id"] for mem in doc_items(doc, "members")}
     _check_unique(doc_items(doc, "blacklist"), "user_disc_id", "blacklist", "user id")
     reminders_with_id = [r for r in doc_items(doc, "reminders") if r.get("id") is not None]
     _check_unique(reminders_with_id, "id", "reminders", "reminder id")
@@ -295,6 +298,11 @@ def check_references(doc: Mapping[str, Any]) -> None:
         if pair in preferences:
             raise SnapshotError(f"naming_preferences[{i}].persona_lineage_id", "duplicate preference of this user")
         preferences.add(pair)
+    for i, known in enumerate(doc_items(doc, "known_users")):
+        if known["user_disc_id"] not in user_ids:
+            raise SnapshotError(f"known_users[{i}].user_disc_id", "no entry in users has this id")
+        if known["user_disc_id"] in member_ids:
+            raise SnapshotError(f"known_users[{i}].user_disc_id", "a member already has this id")
     for i, active in enumerate(doc_items(doc, "server_activity")):
         if active["user_disc_id"] not in user_ids:
             raise SnapshotError(f"server_activity[{i}].user_disc_id", "no entry in users has this id")

@@ -1,5 +1,5 @@
 """A snapshot's Discord-shaped parts (messages, members, voice transcripts) as ``chatcontext.core.types``
-value objects."""
+value objects, and the stage's tunables it was built with as a ``StageConfig``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from chatcontext.core.config import StageConfig
 from chatcontext.core.snapshot_format import doc_items
 from chatcontext.core.transcripts import MemoryTranscriptCache
 from chatcontext.core.types import (
@@ -167,3 +168,10 @@ def transcript_cache(doc: Mapping[str, Any]) -> MemoryTranscriptCache:
             attachment_id=entry["attachment_id"],
         )
     return cache
+
+
+def snapshot_stage(doc: Mapping[str, Any]) -> StageConfig | None:
+    """The tunables the turn was built with (``stage``, format 4); None for a document without them
+    (versions 1 to 3), which replays under the replaying process's settings."""
+    stage = doc.get("stage")
+    return StageConfig.from_json(stage) if stage is not None else None

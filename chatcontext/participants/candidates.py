@@ -130,6 +130,21 @@ def nickname_branch(haystack: str, vendor: str, columns: str, server_id: int) ->
     )
 
 
+def nickname_selected_ids(server_id: int, history_text: str) -> list[str]:
+    """D-16's saved-nickname branch alone (``nickname_branch``, decided in Python as in
+    ``load_candidate_rows``): the ids of the users known to the server whose saved nickname occurs in
+    the D-10 ``history_text``. The turn snapshot keeps them (turn-snapshot.md §4, ``known_users``):
+    the branch starts from the server's member rows, and the transport may never have fetched them."""
+    haystack = normalize_history_text(history_text)
+    if not haystack:
+        return []
+    u = sql.names(m.DiscordUser)
+    columns = u.columns("user_disc_id", "user_nickname", alias="n")
+    branch, params = nickname_branch(haystack, sql.vendor(m.DiscordUser), columns, server_id)
+    rows = sql.fetch(m.DiscordUser, branch, params)
+    return sorted(str(uid) for uid, nickname in rows if _nickname_hit(nickname, haystack))
+
+
 def load_candidate_rows(query: CandidateQuery) -> list[CandidateRow]:
     """D-16: users whose id is a candidate id, OR with message/command activity in this server, OR
     known to this server with a normalized saved nickname occurring in the normalized history text

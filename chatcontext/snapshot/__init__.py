@@ -5,7 +5,8 @@ A snapshot is one JSON document holding everything one persona turn needs. This 
 - validates it against ``schemas/turn-snapshot.schema.json`` and the cross-references the schema
   cannot express, raising ``SnapshotError`` whose text is ONE line naming the offending path
   (``messages[3].author.id: required``; turn-snapshot.md §3; ``validation``);
-- parses its Discord-shaped parts into ``chatcontext.core.types`` (messages, members; ``parse``);
+- parses its Discord-shaped parts into ``chatcontext.core.types`` (messages, members; ``parse``) and its
+  ``stage`` into the ``StageConfig`` the turn was built with (format 4);
 - writes its database-shaped parts (server, settings, personas, users, memories, reminders,
   blacklist, blocks) with ``load_snapshot_rows`` (``load``) so the ordinary batched loaders read them. Callers
   run that inside ``transaction.atomic()`` and roll back (``chatcontext.replay`` does it on a
@@ -34,7 +35,14 @@ from chatcontext.core.snapshot_format import (
     validate_schema,
     validate_snapshot,
 )
-from chatcontext.core.snapshot_parse import parse_member, parse_members, parse_message, parse_messages, transcript_cache
+from chatcontext.core.snapshot_parse import (
+    parse_member,
+    parse_members,
+    parse_message,
+    parse_messages,
+    snapshot_stage,
+    transcript_cache,
+)
 from chatcontext.snapshot.load import LoadedSnapshot, load_snapshot_rows
 from chatcontext.snapshot.turn import (
     SnapshotTurn,
@@ -65,6 +73,7 @@ __all__ = [
     "schema",
     "snapshot_chat_turn",
     "snapshot_personas",
+    "snapshot_stage",
     "snapshot_transport",
     "snapshot_turn",
     "transcript_cache",

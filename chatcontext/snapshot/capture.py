@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from chatcontext.core import snapshot_format
+from chatcontext.core.config import StageConfig
 from chatcontext.core.preset import Preset
 from chatcontext.core.reminder_injection import reminder_applies
 from chatcontext.core.types import (
@@ -37,7 +38,8 @@ from chatcontext.core.types import (
     ReactionEmoji,
     ShortTermNote,
 )
-from chatcontext.participants.candidates import ACTIVITY_METRICS
+from chatcontext.participants.candidates import ACTIVITY_METRICS, nickname_selected_ids
+from chatcontext.participants.discovery import history_text
 from chatcontext.repository import datetime_to_ms, ms_to_datetime
 from chatcontext.snapshot.minimise import minimise_snapshot
 from chatcontext.voice.models import VoiceTranscript
@@ -61,9 +63,9 @@ CAPTURED_TABLES: dict[type[Any], str] = {
     # Sent to the provider with the request; the stage never reads it (README, "Sampling").
     m.PersonaSampling: "",
     m.DiscordUser: "users",
-    # D-16's nickname branch starts from the server's member rows; the snapshot keeps the members the
-    # turn's transport read, which the replay writes back as member rows.
-    m.ServerMember: "members",
+    # The members the turn's transport read, which the replay writes back as member rows; D-16's nickname
+    # branch also starts from member rows the transport never fetched: those it selects are known_users.
+    m.ServerMember: "members, known_users",
     m.UserPersonaNamingPreference: "naming_preferences",
     m.StatCounter: "server_activity",
     m.PersonalMemory: "personal_memories",
@@ -296,11 +298,12 @@ class RecordingTransport(Protocol):
     role_names: Mapping[str, str]
 
 
-def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
-    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised. Taken right
-    after ``build_turn_context`` returned ``ctx`` and before anything of the turn writes
-    (``chatcontext.captured``), so a row a tool writes later is not in it."""
-    return minimise_snapshot(read_snapshot(ctx, transport))
+def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport, *, config: StageConfig) -> JSONDict:
+    """The stored snapshot of one turn (turn-snapshot.md §1): what it read, minimised, and the
+    tunables ``config`` it was built with. Taken right after ``build_turn_context`` returned ``ctx``
+    and before anything of the turn writes (``chatcontext.captured``), so a row a tool writes later
+    is not in it."""
+    return minimise_snapshot({**read_snapshot(ctx, transport), "stage": config.as_json()})
 
 
 def _people(
@@ -320,6 +323,49 @@ def _people(
     return sorted(ids - {turn.bot_user.id})
 
 
+def _named_by_saved_nickname(ctx: ChatTurnContext, server: m.Server) -> list[str]:
+    """The users D-16's nickname branch selected for this turn (none in a DM, where discovery stops
+    at D-15): known to the server, named in the history by their saved nickname. The transport
+    fetches only those of them discovery then looks up as members (D-18)."""
+    if server.is_dm_channel:
+        return []
+    return [
+        uid
+        for uid in nickname_selected_ids(server.server_id, history_text(ctx.simplified_messages))
+        if uid != ctx.turn.bot_user.id
+    ]
+
+
+def _evidence_markers(user_ids: list[str], now: Any) -> tuple[list[JSONDict], list[JSONDict]]:
+    """D-16 evidence of users the turn only considered (``known_users`` outside everyone it read):
+    one empty memory and one blank due reminder each at most. The turn could show none of their
+    text, so none is kept; discovery's eligibility (D-17) needs only that the rows exist."""
+    if not user_ids:  # the common turn: no query
+        return [], []
+    memories: dict[str, JSONDict] = {}
+    for pm in m.PersonalMemory.objects.filter(user__user_disc_id__in=user_ids).select_related("user").order_by("pk"):
+        memories.setdefault(
+            pm.user.user_disc_id,
+            {
+                "id": pm.personal_memory_id,
+                "user_disc_id": pm.user.user_disc_id,
+                "persona_lineage_id": pm.persona_lineage_id,
+                "content": "",
+                "created_at_ms": 0,
+            },
+        )
+    reminders: dict[str, JSONDict] = {}
+    due = m.Reminder.objects.filter(
+        user_discord_id__in=user_ids, status=m.Reminder.Status.PENDING, reminder_time__gt=now
+    ).order_by("reminder_time", "reminder_id")
+    for r in due:
+        reminders.setdefault(
+            r.user_discord_id,
+            {"user_disc_id": r.user_discord_id, "purpose": "", "due_at_ms": datetime_to_ms(r.reminder_time)},
+        )
+    return list(memories.values()), list(reminders.values())
+
+
 def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDict:
     """The snapshot document of everything one turn read (before ``minimise_snapshot``): the
     Discord reads ``transport`` kept, the personas, emojis and stickers the pipeline used (from
@@ -332,29 +378,37 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
     bot_id = turn.bot_user.id
     people = _people(turn, ordered, member_list, reaction_users)
     server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
+    named = _named_by_saved_nickname(ctx, server)
+    considered = sorted(set(named) - set(people))  # selected by D-16, read in no other way
     lineages = sorted({p.persona_lineage_id for p in turn.all_personas} | {m.GLOBAL_LINEAGE_ID})
     now = ms_to_datetime(turn.now_ms)
     user_keys = _schema_keys("properties", "users", "anyOf", 0, "items")
 
     # Rows as they were when the turn started: hydration registers participants it meets during
     # the turn, and a replay must meet them unregistered too, or their names would differ.
-    users = list(m.DiscordUser.objects.filter(user_disc_id__in=people, created_at__lte=now).order_by("user_disc_id"))
+    users = list(
+        m.DiscordUser.objects.filter(user_disc_id__in=[*people, *considered], created_at__lte=now).order_by(
+            "user_disc_id"
+        )
+    )
+    read_users = [u for u in users if u.user_disc_id not in considered]
+    captured_ids = {u.user_disc_id for u in users}
+    marker_memories, marker_reminders = _evidence_markers([u for u in considered if u in captured_ids], now)
     # Every lineage: discovery counts a memory of any lineage as evidence (D-16); minimise_snapshot
     # keeps the text of the ones the persona can load only.
-    memories = m.PersonalMemory.objects.filter(user__in=users).select_related("user")
+    memories = m.PersonalMemory.objects.filter(user__in=read_users).select_related("user")
     server_memories = m.ServerMemory.objects.filter(server=server, persona_lineage_id__in=lineages)
     reminders = m.Reminder.objects.filter(
         server=server, status=m.Reminder.Status.PENDING, user_discord_id__in=[*people, bot_id]
     )
-    blacklist = m.PersonalizationBlacklist.objects.filter(server=server, user_disc_id__in=people)
-    # The snapshot format knows only hiding blocks; mutes affect triggering, which a replay skips.
-    blocks = m.PersonaUserBlock.objects.filter(
-        server=server, expires_at__gt=now, block_type=m.PersonaUserBlock.BlockType.BLOCK
-    )
+    blacklist = m.PersonalizationBlacklist.objects.filter(server=server, user_disc_id__in=[*people, *considered])
+    # Mutes too (format 4): they affect triggering, which a replay skips, but the persona's block notice
+    # lists them with the blocks.
+    blocks = m.PersonaUserBlock.objects.filter(server=server, expires_at__gt=now)
     active = m.StatCounter.objects.filter(
         server=server, user__in=users, metric__in=ACTIVITY_METRICS, count__gt=0
     ).values_list("user__user_disc_id", flat=True)
-    preferences = m.UserPersonaNamingPreference.objects.filter(user__in=users, persona_lineage_id__in=lineages)
+    preferences = m.UserPersonaNamingPreference.objects.filter(user__in=read_users, persona_lineage_id__in=lineages)
     persona_keys = {p.persona_id: persona_key(p.persona_id) for p in turn.all_personas}
     sprites = m.PersonaSpriteMessage.objects.filter(
         message_disc_id__in=[msg.id for msg in ordered], persona_id__in=list(persona_keys)
@@ -387,6 +441,11 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
         "personas": [persona_json(p) for p in turn.all_personas],
         "users": [{"disc_id": u.user_disc_id, **{k: getattr(u, k) for k in user_keys}} for u in users],
         "members": [member_json(mem) for mem in member_list],
+        "known_users": [
+            {"user_disc_id": uid}
+            for uid in named
+            if uid in captured_ids and uid not in {mem.user_disc_id for mem in member_list}
+        ],
         "personal_memories": [
             {
                 "id": pm.personal_memory_id,
@@ -397,7 +456,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
                 "created_at_ms": datetime_to_ms(pm.created_at),
             }
             for pm in memories.order_by("created_at", "personal_memory_id")
-        ],
+        ]
+        + marker_memories,
         "server_memories": [
             {
                 "persona_lineage_id": sm.persona_lineage_id,
@@ -419,7 +479,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
                 "repetition_interval_hours": r.repetition_interval_hours,
             }
             for r in reminders.order_by("reminder_time", "reminder_id")
-        ],
+        ]
+        + marker_reminders,
         "blacklist": [
             {"user_disc_id": uid} for uid in blacklist.order_by("user_disc_id").values_list("user_disc_id", flat=True)
         ],
@@ -428,6 +489,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
                 "persona_key": persona_key(b.persona_id),
                 "user_disc_id": b.user_disc_id,
                 "expires_at_ms": datetime_to_ms(b.expires_at),
+                "block_type": b.block_type,
+                "reason": b.reason or None,
             }
             for b in blocks.order_by("id")
         ],

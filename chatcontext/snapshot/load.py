@@ -165,6 +165,11 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
         )
         for mem, d in zip(parse_members(doc), doc_items(doc, "members"), strict=True)
     )
+    # D-16's nickname branch selects among the server's member rows: a bare row for each user it
+    # selected live without a member the transport fetched (format 4); the transport knows none of them.
+    m.ServerMember.objects.bulk_create(
+        m.ServerMember(server=server, user_disc_id=k["user_disc_id"]) for k in doc_items(doc, "known_users")
+    )
 
     memories = [
         m.PersonalMemory(
@@ -224,8 +229,8 @@ def load_snapshot_rows(doc: Mapping[str, Any]) -> LoadedSnapshot:
                 server=server,
                 persona_id=pid,
                 user_disc_id=b["user_disc_id"],
-                block_type=m.PersonaUserBlock.BlockType.BLOCK,
-                reason="",
+                block_type=b.get("block_type") or m.PersonaUserBlock.BlockType.BLOCK,
+                reason=b.get("reason") or "",
                 expires_at=_dt(b["expires_at_ms"]),
             )
     m.PersonaUserBlock.objects.bulk_create(blocks.values())

@@ -65,7 +65,8 @@ def _items(doc: Mapping[str, Any], key: str) -> list[JSONDict]:
 
 
 def _active_blocks(doc: Mapping[str, Any]) -> list[JSONDict]:
-    """BC2-07: only the responding persona's live blocks hide messages, and only in a guild."""
+    """The responding persona's live blocks and mutes, which its block notice lists, and only in a
+    guild (BC2-07); of them only the blocks hide messages (``_hiding``)."""
     if doc["server"].get("is_dm"):
         return []
     key, now_ms = doc["turn"]["persona_key"], doc["now_ms"]
@@ -74,6 +75,11 @@ def _active_blocks(doc: Mapping[str, Any]) -> list[JSONDict]:
         for b in _items(doc, "persona_user_blocks")
         if b.get("persona_key") in (None, key) and b["expires_at_ms"] > now_ms
     ]
+
+
+def _hiding(block: Mapping[str, Any]) -> bool:
+    """BC2-11: a block hides its user's messages; a mute only stops triggering (absent: a block)."""
+    return (block.get("block_type") or "block") == "block"
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ class TurnView:
             personalization=_PERSONALIZATION_DEFAULT if personalization is None else bool(personalization),
             privacy={u["disc_id"]: u.get("privacy_level") or PrivacyLevel.MINIMAL for u in _items(doc, "users")},
             blacklisted=frozenset(b["user_disc_id"] for b in _items(doc, "blacklist")),
-            blocked=frozenset(b["user_disc_id"] for b in _active_blocks(doc)),
+            blocked=frozenset(b["user_disc_id"] for b in _active_blocks(doc) if _hiding(b)),
             bot_id=doc["bot_user"]["id"],
             now_ms=doc["now_ms"],
             impersonated_id=impersonated,

@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from chatcontext.core.config import StageConfig
 from chatcontext.core.serialize import dumps_output, turn_output
+from chatcontext.core.snapshot_parse import snapshot_stage
 from chatcontext.core.types import JSONDict
 from chatcontext.records.models import PromptRecord
 from chatcontext.replay import replay_snapshot
@@ -29,8 +30,10 @@ DIFFERS, UNREPLAYABLE = "kept: the replay would differ", "kept: not replayable"
 
 
 def _replayed(doc: JSONDict) -> str:
-    # Defaults, no speech-to-text: both documents are assembled the same way, whatever the environment.
-    return dumps_output(turn_output(replay_snapshot(doc, config=StageConfig(), transcriber=None)))
+    # The turn's own tunables (format 4), else the defaults, and no speech-to-text: both documents are
+    # assembled the same way, whatever the environment.
+    config = snapshot_stage(doc) or StageConfig()
+    return dumps_output(turn_output(replay_snapshot(doc, config=config, transcriber=None)))
 
 
 def minimise_record(record: PromptRecord, *, write: bool) -> str:

@@ -15,7 +15,6 @@ from chatcontext.records.store import TurnRecord, record_turn
 from chatcontext.replay import replay_snapshot
 from chatcontext.snapshot import SnapshotError, load_snapshot_json
 from chatcontext.snapshot.minimise import minimise_snapshot
-from chatcontext.stage_settings import stage_config
 from personas.models import Server
 
 EPILOG = """\
@@ -47,7 +46,7 @@ examples:
 
 class Command(BaseCommand):
     help = (
-        "Assemble the prompt of one persona turn from a turn snapshot (tomori-turn-snapshot/1 to /3) and print it. "
+        "Assemble the prompt of one persona turn from a turn snapshot (tomori-turn-snapshot/1 to /4) and print it. "
         "Nothing is written to the database unless --record is given."
     )
 
@@ -93,7 +92,7 @@ class Command(BaseCommand):
                 "server.disc_id: no server with this id in the database; --record stores against a registered server"
             )
         try:
-            ctx = replay_snapshot(doc, config=stage_config())
+            ctx = replay_snapshot(doc)  # the snapshot's tunables (format 4), else the settings'
             output = turn_output(ctx)
             record = (
                 record_turn(TurnRecord(ctx, snapshot=minimise_snapshot(doc), source=PromptRecord.Source.REPLAY))

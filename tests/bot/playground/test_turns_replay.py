@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from bot.playground.service import post_playground_message, send_playground_message
 from chatcontext.core.budget import BUDGET_REASON
@@ -30,7 +32,7 @@ from personas.character_data import LorebookData, LoreEntry
 from personas.presets import parse_preset
 from tests.bot.fake_llm import FakeLLMServer, tool_round
 from tests.bot.image_server import png_bytes
-from tests.bot.playground.conftest import MINA, Demo
+from tests.bot.playground.conftest import JUN, MINA, Demo
 from tests.bot.playground.turns import moderator_client, use_llm
 from tests.personas.presets.preset_files import DEFAULT as DEFAULT_PRESET
 from tests.replays import assert_replays_to_its_record, recorded_items, replayed_output
@@ -72,7 +74,7 @@ async def test_a_playground_tool_turn_exported_from_the_api_replays_with_replay_
     exported = await client.get(f"/api/v1/records/{record.pk}/snapshot")
     assert exported.status_code == 200
     snapshot = exported.json()
-    assert snapshot["format"] == "tomori-turn-snapshot/3"
+    assert snapshot["format"] == "tomori-turn-snapshot/4"
     # Captured before the tool ran: the memory it wrote is no part of the turn's input.
     assert remember["content"] not in json.dumps(snapshot)
 
@@ -215,4 +217,87 @@ def test_a_preset_turn_with_a_cards_fields_and_world_info_at_its_markers_replays
     # Only the responding persona's card is kept: another's is not read for this turn.
     personas = {p["persona_nickname"]: p for p in record.snapshot["personas"]}
     assert personas["Tomori"]["card"] == card and "card" not in personas["Pip"]
+    assert_replays_to_its_record(record)
+
+
+# Format 4: the stage's tunables are the turn's input too. A turn recorded under an operator's setting
+# replays to its record in a process whose settings say otherwise, and the same snapshot without its
+# ``stage`` does not, so the stage is what the replay needs.
+
+
+def with_tomori(settings: Any, **tunables: int) -> None:
+    settings.TOMORI = {**settings.TOMORI, **tunables}
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_bc7_05_a_playground_turn_recorded_under_another_image_limit_replays_to_its_record_after_it_changed(
+    demo: Demo, settings: Any
+) -> None:
+    """BC7-05's MEDIA_IMAGE_MESSAGE_LIMIT (build-context.md §0.1) travels in the snapshot's ``stage``."""
+    with_tomori(settings, MEDIA_IMAGE_MESSAGE_LIMIT=0)
+    record = send_photo(demo)
+    assert "(Media ID: media_1)" not in "\n".join(item["text"] for item in record.context_items)
+    with_tomori(settings, MEDIA_IMAGE_MESSAGE_LIMIT=3)  # the operator raised it after the turn
+
+    assert_replays_to_its_record(record)
+    assert record.snapshot["stage"]["media_image_message_limit"] == 0
+    snapshot = copy.deepcopy(record.snapshot)
+    del snapshot["stage"]
+    assert replayed_output(snapshot)["context_items"] != recorded_items(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_bc2_07a_a_playground_turn_in_a_history_window_stepped_by_another_setting_replays_to_its_record(
+    demo: Demo, settings: Any
+) -> None:
+    """BC2-07a's HISTORY_WINDOW_STEP travels in the snapshot's ``stage``: a window stepped by 10 is not
+    replayed as one that slides message by message."""
+    m.ServerSettings.objects.filter(server=demo.server).update(message_fetch_limit=MIN_FETCH_LIMIT)
+    with_tomori(settings, HISTORY_WINDOW_STEP=MIN_FETCH_LIMIT // 2)
+    for turn in range(2 * MIN_FETCH_LIMIT):
+        send_playground_message(demo.channel, MINA, f"{demo.mention()} turn {turn}")
+    records = PromptRecord.objects.filter(channel_disc_id=demo.channel.disc_id).order_by("created_at", "pk")
+    anchored = [r for r in records if r.snapshot["turn"].get("history_anchor_id")]
+    assert any(e["reason"] == "history_step" for r in anchored for e in r.exclusions)  # the window stepped
+    with_tomori(settings, HISTORY_WINDOW_STEP=0)  # the window now slides one message at a time
+
+    for record in anchored:
+        assert_replays_to_its_record(record)
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_d16_a_playground_turn_naming_a_member_by_saved_nickname_replays_to_the_same_discovery(demo: Demo) -> None:
+    """Zed has a member row and a saved nickname but nothing else (D-17: ineligible), so the turn's
+    transport never reads him as a member; D-16 still selected him, and so does the replay."""
+    zed = "777000111"
+    m.DiscordUser.objects.create(user_disc_id=zed, username="zed", global_name="Zed", user_nickname="Zeddy")
+    m.ServerMember.objects.create(server=demo.server, user_disc_id=zed, username="zed", global_name="Zed")
+    [record] = send_playground_message(demo.channel, MINA, "tomori, have you seen Zeddy lately?")
+    live = record.diagnostics["participants"]
+    assert live["rejection_counts"]["ineligible_state"] == 1
+
+    assert_replays_to_its_record(record)
+    replayed = replayed_output(record.snapshot)["diagnostics"]["participants"]
+    # Zed's rejection and the participants found. (The bot's own user row, which discovery reads and
+    # rejects as a bot live, is no snapshot row: candidate_count and the bot rejection still differ.)
+    assert replayed["rejection_counts"]["ineligible_state"] == 1
+    assert replayed["included_count"] == live["included_count"]
+    assert record.snapshot["known_users"] == [{"user_disc_id": zed}]
+
+
+@pytest.mark.django_db(databases=["default", "replay"])
+def test_a_playground_turn_of_a_persona_with_a_reasoned_block_and_a_mute_replays_to_its_record(demo: Demo) -> None:
+    """The persona's block notice shows each active block and mute with its reason (the demo's Pip
+    blocks Sora, with a reason); format 4 keeps both the reason and the mutes, which hide nothing."""
+    m.PersonaUserBlock.objects.create(
+        server=demo.server,
+        persona=demo.pip,
+        user_disc_id=JUN,
+        block_type=m.PersonaUserBlock.BlockType.MUTE,
+        reason="Spams Pip (demo)",
+        expires_at=timezone.now() + timedelta(days=1),
+    )
+    [record] = send_playground_message(demo.channel, MINA, "pip, how is the night?")
+    [notice] = [i["text"] for i in record.context_items if i["tag"] == "knowledge_persona_user_blocks"]
+    assert "Reason: Kept teasing Pip (demo)" in notice and "(mute)" in notice and "Reason: Spams Pip (demo)" in notice
     assert_replays_to_its_record(record)

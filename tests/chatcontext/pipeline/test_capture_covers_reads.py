@@ -22,6 +22,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chatcontext import repository
 from chatcontext.core.config import StageConfig
+from chatcontext.core.snapshot_parse import snapshot_stage
 from chatcontext.core.types import ChatTurn, PersonaInfo, ServerConfig, ShortTermNote, UserRow
 from chatcontext.pipeline import build_turn_context
 from chatcontext.snapshot import load_snapshot_rows, schema, snapshot_turn, validate_snapshot
@@ -56,7 +57,7 @@ RENAMED_SETTINGS = {"prompt_command_enabled": "prompt_snapshot_enabled"}
 def rich_document() -> dict[str, Any]:
     """The shipped example with every kind of row a turn can read."""
     doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    doc["format"] = "tomori-turn-snapshot/3"
+    doc["format"] = "tomori-turn-snapshot/4"
     persona = doc["personas"][0]
     persona["sample_dialogue"] = [{"role": "user", "text": "hi"}, {"role": "model", "text": "hello"}]
     persona["sprite_names"] = ["wave"]
@@ -150,6 +151,34 @@ def test_every_chat_turn_field_the_stage_reads_is_a_snapshot_field() -> None:
     assert {f.name for f in dataclasses.fields(ChatTurn)} == set(CHAT_TURN_KEYS)
     for name, path in CHAT_TURN_KEYS.items():
         assert path is None or schema_has(path), name
+
+
+def other_value(value: Any) -> Any:
+    """A value of ``value``'s type that differs from it, so a field left at its default is caught."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 7
+    return f"{value} Prime"
+
+
+def test_every_stage_config_field_is_a_snapshot_stage_field() -> None:
+    """Format 4: the turn's tunables (build-context.md §0.1) travel in ``stage``. A StageConfig field
+    the schema's ``stage`` does not name fails here (and a schema key no field reads), so a new tunable
+    cannot be left to the replaying process's settings."""
+    stage = schema()["properties"]["stage"]["anyOf"][0]["properties"]
+    assert {f.name for f in dataclasses.fields(StageConfig)} == set(stage)
+
+
+def test_a_stage_config_of_non_default_values_round_trips_through_a_snapshot() -> None:
+    """Every field, each set away from its default, is written by ``as_json`` (what the capture stores),
+    accepted by the schema and read back by the replay's ``snapshot_stage``."""
+    defaults = StageConfig()
+    config = StageConfig(**{f.name: other_value(getattr(defaults, f.name)) for f in dataclasses.fields(StageConfig)})
+    doc = validate_snapshot({**rich_document(), "format": "tomori-turn-snapshot/4", "stage": config.as_json()})
+    assert snapshot_stage(doc) == config
+    assert snapshot_stage({**doc, "stage": {}}) == defaults  # an absent key: the tunable's default
+    assert snapshot_stage({k: v for k, v in doc.items() if k != "stage"}) is None  # the process's settings
 
 
 @pytest.mark.django_db

@@ -48,7 +48,7 @@ def test_a_stored_format_1_snapshot_exports_and_replays_to_its_record(tmp_path: 
 
 
 @BOTH
-@pytest.mark.parametrize("later", ["tomori-turn-snapshot/2", "tomori-turn-snapshot/3"])
+@pytest.mark.parametrize("later", ["tomori-turn-snapshot/2", "tomori-turn-snapshot/3", "tomori-turn-snapshot/4"])
 def test_a_later_format_reads_a_format_1_document_as_a_turn_without_the_new_keys(tmp_path: Path, later: str) -> None:
     doc = json.loads(FORMAT_1.read_text(encoding="utf-8"))
     _, as_stored, _ = run(write(tmp_path, doc, "as-stored.json"))

@@ -226,6 +226,8 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
         if due <= now or not showable:
             unshowable.add(text)
     doc["reminders"] = reminders
+    if draw(st.booleans()):
+        _known_bystander(draw, doc, unloadable, unshowable)
 
     hidden = {
         marker(n)
@@ -235,6 +237,33 @@ def personal_channels(draw: st.DrawFn) -> tuple[dict[str, Any], Secrets]:
     persona_data = _persona_data(draw, doc, shown=[n for n in range(1, len(messages) + 1) if marker(n) not in hidden])
     other_persona = set().union(*(texts for key, texts in persona_data.items() if key != persona_key))
     return validate_snapshot(doc), Secrets(hidden, unloadable, unshowable, others, hidden_fields, other_persona)
+
+
+def _known_bystander(draw: st.DrawFn, doc: dict[str, Any], unloadable: set[str], unshowable: set[str]) -> None:
+    """D-16: Zed (user 90), of any privacy level, perhaps blacklisted, has a member row of the server
+    (``known_users``) but is no member the transport knows; a message names his saved nickname. His
+    memory and his reminder are never the turn's to show, whatever their lineage or persona."""
+    zed = user_id(90)
+    doc["users"].append(
+        {"disc_id": zed, "username": "user90", "global_name": "User 90", "user_nickname": "Zeddy",
+         "privacy_level": draw(st.sampled_from((0, 1, 2)))}
+    )  # fmt: skip
+    doc["known_users"] = [{"user_disc_id": zed}]
+    if draw(st.booleans()):
+        doc["blacklist"].append({"user_disc_id": zed})
+    messages = doc["messages"]
+    named = messages[draw(st.integers(0, len(messages) - 1))]
+    named["content"] += " have you seen Zeddy?"
+    if named.get("clean_content"):
+        named["clean_content"] += " have you seen Zeddy?"
+    if draw(st.booleans()):
+        memory = {"persona_lineage_id": draw(st.sampled_from(LINEAGES)), "content": "zed memory z1q"}
+        doc["personal_memories"].append({"user_disc_id": zed, **memory, "created_at_ms": doc["now_ms"] - 60_000})
+        unloadable.add("zed memory z1q")
+    if draw(st.booleans()):
+        task = {"persona_key": draw(st.sampled_from(("tomori", "ellen", None))), "purpose": "zed task z2q"}
+        doc["reminders"].append({"user_disc_id": zed, **task, "due_at_ms": doc["now_ms"] + 3_600_000})
+        unshowable.add("zed task z2q")
 
 
 def _persona_data(draw: st.DrawFn, doc: dict[str, Any], shown: list[int]) -> dict[str, set[str]]:
@@ -278,10 +307,14 @@ def _constant_clock() -> float:
     return 0.0
 
 
-def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dict[str, Any]]:
+def live_turn(
+    doc: dict[str, Any], *, member_rows: tuple[str, ...] = ()
+) -> tuple[ChatTurnContext, dict[str, Any], dict[str, Any]]:
     """The turn assembled against live rows (the snapshot's, loaded in the open transaction), its
-    stored record's snapshot and everything it read, with a server key set that must stay out."""
+    stored record's snapshot and everything it read, with a server key set that must stay out.
+    ``member_rows``: users with a member row of the server whom the transport does not know (D-16)."""
     loaded = load_snapshot_rows(doc)
+    m.ServerMember.objects.bulk_create(m.ServerMember(server_id=loaded.server_id, user_disc_id=u) for u in member_rows)
     # Rows as they were when the turn started (capture reads those created before the turn's clock).
     m.DiscordUser.objects.update(created_at=datetime(2020, 1, 1, tzinfo=UTC))
     m.ServerSettings.objects.filter(server_id=loaded.server_id).update(
@@ -289,10 +322,11 @@ def live_turn(doc: dict[str, Any]) -> tuple[ChatTurnContext, dict[str, Any], dic
     )
     inputs = snapshot_turn(doc, loaded)
     transport = RecordingTransport(inputs.transport, inputs.turn.incoming.message)
+    config = StageConfig()
     ctx = build_turn_context(
-        inputs.turn, transport, transcripts=inputs.transcripts, config=StageConfig(), clock=_constant_clock
+        inputs.turn, transport, transcripts=inputs.transcripts, config=config, clock=_constant_clock
     )
-    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport), source="bot"))
+    record = record_turn(TurnRecord(ctx, snapshot=capture_snapshot(ctx, transport, config=config), source="bot"))
     record.refresh_from_db()
     return ctx, record.snapshot, read_snapshot(ctx, transport)
 
@@ -574,3 +608,77 @@ def test_d16_a_member_discovery_never_considered_is_not_in_the_stored_snapshot()
     assert "user5" not in text and "user6" not in text and "p5q" not in text
     # The people the turn did read stay: the triggerer and the FULL author, as members and rows.
     assert {user_id(1), user_id(3)} <= {mem["user_disc_id"] for mem in stored["members"]}
+
+
+def nickname_channel(zed: SyntheticUser, *, evidence: bool, **row: Any) -> dict[str, Any]:
+    """Alice (user 1) asks Tomori about "Zeddy", the saved nickname of Zed (user 5): the server has a
+    member row of Zed (``live_turn``'s ``member_rows``) but the turn's transport does not know him as a
+    member (he left, or Discord never sent him), and he posted nothing (D-16's nickname branch). With
+    ``evidence`` he has a memory Tomori could load and a reminder due for Tomori (D-16 evidence)."""
+    alice = SyntheticUser(1)
+    now = START_MS + 60_000
+    messages = [message_json(1, author_json(alice), "tomori, have you seen Zeddy lately? w1x", created_ms=START_MS)]
+    doc = base_document([alice, zed], messages, now_ms=now)
+    doc["users"][1].update(user_nickname="Zeddy", **row)
+    doc["members"] = [mem for mem in doc["members"] if mem["user_disc_id"] != zed.id]
+    if evidence:
+        memory = {"persona_lineage_id": 10000, "content": "zed memory m5q", "created_at_ms": START_MS - 3_600_000}
+        doc["personal_memories"] = [{"user_disc_id": zed.id, **memory}]
+        reminder = {"persona_key": "tomori", "purpose": "zed reminder r5q", "due_at_ms": now + 3_600_000}
+        doc["reminders"] = [{"user_disc_id": zed.id, **reminder}]
+    return validate_snapshot(doc)
+
+
+@BOTH
+@pytest.mark.parametrize(
+    ("zed", "evidence", "row"),
+    [
+        (SyntheticUser(5), False, {}),  # a default row: ineligible (D-17)
+        (SyntheticUser(5), False, {"timezone_offset": 2.0}),  # eligible, but no member to fetch (D-18)
+        (SyntheticUser(5), True, {}),  # eligible by a memory and a due reminder, whose text the turn never shows
+        (SyntheticUser(5, privacy_level=2), True, {"pronouns": "he/him p5q"}),  # FULL: none of his words
+        (SyntheticUser(5, blacklisted=True), True, {"pronouns": "he/him p5q"}),
+    ],
+    ids=["ineligible", "eligible", "evidence", "full", "blacklisted"],
+)
+def test_d16_a_server_member_named_by_saved_nickname_whom_the_transport_never_fetched_is_found_again_in_the_replay(
+    zed: SyntheticUser, evidence: bool, row: dict[str, Any]
+) -> None:
+    """D-16 selects Zed by his saved nickname among the server's member rows; the transport never
+    fetched him, so the stored snapshot keeps his row and that he is known to the server (format 4
+    ``known_users``), and the replay's discovery finds the same candidates and rejections."""
+    doc = nickname_channel(zed, evidence=evidence, **row)
+    with transaction.atomic():
+        ctx, stored, _ = live_turn(doc, member_rows=(zed.id,))
+        live = turn_output(ctx)
+        transaction.set_rollback(True)
+    discovery = live["diagnostics"]["participants"]
+    assert discovery["candidate_count"] >= 1  # the live read selected Zed
+    replayed = json.loads(replay_output(stored))
+    assert replayed["context_items"] == recorded_items_of(live)
+    assert replayed["diagnostics"]["participants"] == discovery
+    assert stored["known_users"] == [{"user_disc_id": zed.id}]
+    assert zed.id not in {mem["user_disc_id"] for mem in stored["members"]}  # no member the transport lacked
+    text = json.dumps(stored, ensure_ascii=False)
+    # Only evidence that rows exist: none of a memory's or reminder's text, which the turn could not show,
+    # and of a FULL or blacklisted user's row only what minimise keeps of anyone's (P-01, P-05).
+    assert [s for s in ("m5q", "r5q", "p5q") if s in text] == []
+
+
+def recorded_items_of(output: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in item.items() if k != "token_estimate"} for item in output["context_items"]]
+
+
+@pytest.mark.parametrize(("block_type", "hides"), [("mute", False), ("block", True), (None, True)])
+def test_bc2_11_only_a_block_hides_its_users_words_in_a_stored_snapshot(block_type: str | None, hides: bool) -> None:
+    """Format 4 keeps the persona's mutes (its block notice lists them, with each reason), but a mute
+    only stops triggering: the muted user's messages stay whole; a block (the default) stubs them."""
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    first = doc["messages"][0]
+    block = {"persona_key": doc["turn"]["persona_key"], "user_disc_id": first["author"]["id"],
+             "expires_at_ms": doc["now_ms"] + 60_000, "block_type": block_type, "reason": "noisy r1q"}  # fmt: skip
+    doc.update(format="tomori-turn-snapshot/4", persona_user_blocks=[block])
+    stored = minimise_snapshot(validate_snapshot(doc))
+    assert stored["persona_user_blocks"] == [block]
+    assert (stored["messages"][0] != first) is hides
+    assert (first["content"] in json.dumps(stored, ensure_ascii=False)) is not hides

@@ -109,9 +109,17 @@ def test_unknown_keys_are_errors_everywhere(mutate: Any, expected: str) -> None:
         (lambda d: d["users"][0].update(timezone_offset="9"), "users[0].timezone_offset: expected integer or null"),
         (lambda d: d["users"][1].update(privacy_level=3), "users[1].privacy_level: must be one of 0, 1, 2 or null"),
         (
-            lambda d: d.update(format="tomori-turn-snapshot/4"),
-            'format: must be one of "tomori-turn-snapshot/3", "tomori-turn-snapshot/2", "tomori-turn-snapshot/1"',
+            lambda d: d.update(format="tomori-turn-snapshot/5"),
+            'format: must be one of "tomori-turn-snapshot/4", "tomori-turn-snapshot/3", "tomori-turn-snapshot/2", '
+            '"tomori-turn-snapshot/1"',
         ),
+        # Format 4's stage tunables are as strict as the rest: a misspelt tunable cannot pass for a default.
+        (lambda d: d.update(stage={"history_window_steps": 20}), "stage.history_window_steps: unknown key"),
+        (
+            lambda d: d.update(stage={"reaction_max_reactions_per_message": 0}),
+            "stage.reaction_max_reactions_per_message: must be at least 1",
+        ),
+        (lambda d: d.update(stage={"default_botname": ""}), "stage.default_botname: must not be empty"),
         (
             lambda d: d["messages"][0].update(id="msg-1"),
             "messages[0].id: must be a string of 1 to 20 ASCII digits (a Discord id)",
@@ -191,6 +199,16 @@ def test_root_must_be_an_object() -> None:
         (
             lambda d: d["personal_memories"][0].update(user_disc_id="99"),
             "personal_memories[0].user_disc_id: no entry in users has this id",
+        ),
+        # D-16's known_users (format 4): a user of the document, never a member too (the replay writes
+        # a bare member row for each, and one member row per user).
+        (
+            lambda d: d.update(known_users=[{"user_disc_id": "99"}]),
+            "known_users[0].user_disc_id: no entry in users has this id",
+        ),
+        (
+            lambda d: d.update(known_users=[{"user_disc_id": PRIYA}]),
+            "known_users[0].user_disc_id: a member already has this id",
         ),
         (
             lambda d: [pm.update(id=7) for pm in d["personal_memories"][:2]],
