@@ -12,7 +12,7 @@ prompt record holds exactly the data the pipeline saw.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import discord
@@ -221,22 +221,15 @@ class DiscordTransport:
         self._channel = channel
         self._guild: discord.Guild | None = getattr(channel, "guild", None)
         self._raw: dict[str, discord.Message] = {}
-        # What the turn read, for its snapshot: written here into the dicts, read by the capture through
-        # the same objects as the Mappings ``RecordingTransport`` names.
-        self._read_messages: dict[str, DiscordMessage] = {}
-        self.messages: Mapping[str, DiscordMessage] = self._read_messages
+        self.messages: dict[str, DiscordMessage] = {}
         if isinstance(trigger, DiscordMessage):
-            self._read_messages[trigger.id] = trigger
+            self.messages[trigger.id] = trigger
         else:
             self._remember(trigger)
-        self._read_members: dict[str, MemberInfo] = {}
-        self.members: Mapping[str, MemberInfo] = self._read_members
-        self._read_reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
-        self.reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]] = self._read_reaction_users
-        self._read_channel_names: dict[str, str] = {}
-        self.channel_names: Mapping[str, str] = self._read_channel_names
-        self._read_role_names: dict[str, str] = {}
-        self.role_names: Mapping[str, str] = self._read_role_names
+        self.members: dict[str, MemberInfo] = {}
+        self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         async def run() -> T:
@@ -252,12 +245,12 @@ class DiscordTransport:
     def _remember(self, message: discord.Message) -> DiscordMessage:
         converted = to_discord_message(message)
         self._raw[converted.id] = message
-        self._read_messages[converted.id] = converted
+        self.messages[converted.id] = converted
         return converted
 
     def _member(self, member: discord.Member) -> MemberInfo:
         info = to_member_info(member, presence_intent=self.presence_intent)
-        self._read_members[info.user_disc_id] = info
+        self.members[info.user_disc_id] = info
         return info
 
     @property
@@ -279,8 +272,8 @@ class DiscordTransport:
         return [self._remember(m) for m in self._call(history)]
 
     def get_cached_message(self, message_id: str) -> DiscordMessage | None:
-        if message_id in self._read_messages:
-            return self._read_messages[message_id]
+        if message_id in self.messages:
+            return self.messages[message_id]
         snowflake = _snowflake(message_id)
         cached = discord.utils.get(self._client.cached_messages, id=snowflake) if snowflake else None
         return self._remember(cached) if cached is not None else None
@@ -309,7 +302,7 @@ class DiscordTransport:
             authors = [to_author(u) for u in self._call(users)]
         except discord.NotFound as exc:
             raise TransportError("message not found") from exc
-        self._read_reaction_users[(message.id, reaction.emoji)] = [a.id for a in authors]
+        self.reaction_users[(message.id, reaction.emoji)] = [a.id for a in authors]
         return authors
 
     def get_cached_member(self, user_id: str) -> MemberInfo | None:
@@ -346,7 +339,7 @@ class DiscordTransport:
         channel = self._guild.get_channel_or_thread(snowflake) if self._guild and snowflake else None
         if channel is None:
             return None
-        self._read_channel_names[channel_id] = channel.name
+        self.channel_names[channel_id] = channel.name
         return f"#{channel.name}"
 
     def role_name(self, role_id: str) -> str | None:
@@ -354,5 +347,5 @@ class DiscordTransport:
         role = self._guild.get_role(snowflake) if self._guild and snowflake else None
         if role is None:
             return None
-        self._read_role_names[role_id] = role.name
+        self.role_names[role_id] = role.name
         return role.name

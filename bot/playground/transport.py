@@ -14,7 +14,7 @@ the data the pipeline saw and replays to the same prompt.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 
 from bot.playground.models import PlaygroundChannel, PlaygroundMessage
@@ -78,18 +78,11 @@ class PlaygroundTransport:
         self._users: dict[str, Author | None] = {}
         self._raw: dict[str, PlaygroundMessage] = {}
         self._all_channel_names: dict[str, str] | None = None
-        # What the turn read, for its snapshot: written here into the dicts, read by the capture through
-        # the same objects as the Mappings ``RecordingTransport`` names.
-        self._read_messages: dict[str, DiscordMessage] = {}
-        self.messages: Mapping[str, DiscordMessage] = self._read_messages
-        self._read_members: dict[str, MemberInfo] = {}
-        self.members: Mapping[str, MemberInfo] = self._read_members
-        self._read_reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
-        self.reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]] = self._read_reaction_users
-        self._read_channel_names: dict[str, str] = {}
-        self.channel_names: Mapping[str, str] = self._read_channel_names
-        self._read_role_names: dict[str, str] = {}
-        self.role_names: Mapping[str, str] = self._read_role_names
+        self.messages: dict[str, DiscordMessage] = {}
+        self.members: dict[str, MemberInfo] = {}
+        self.reaction_users: dict[tuple[str, ReactionEmoji], list[str]] = {}
+        self.channel_names: dict[str, str] = {}
+        self.role_names: dict[str, str] = {}
 
     # -- rows ----------------------------------------------------------------------------------
 
@@ -175,7 +168,7 @@ class PlaygroundTransport:
             ),
         )
         self._raw[message.id] = row
-        self._read_messages[message.id] = message
+        self.messages[message.id] = message
         return message
 
     def read_rows(self, rows: list[PlaygroundMessage]) -> list[DiscordMessage]:
@@ -208,11 +201,11 @@ class PlaygroundTransport:
         return self.read_rows(rows)
 
     def get_cached_message(self, message_id: str) -> DiscordMessage | None:
-        return self._read_messages.get(message_id)
+        return self.messages.get(message_id)
 
     def fetch_message(self, message_id: str) -> DiscordMessage:
-        if message_id in self._read_messages:
-            return self._read_messages[message_id]
+        if message_id in self.messages:
+            return self.messages[message_id]
         row = (
             PlaygroundMessage.objects.filter(channel=self._channel, disc_id=message_id)
             .select_related("reply_to")
@@ -232,7 +225,7 @@ class PlaygroundTransport:
         ids = [str(uid) for uid in stored.get("users") or []][: max(0, limit)]
         self._load_users(ids)
         authors = [a for a in (self.fetch_user(uid) for uid in ids) if a is not None]
-        self._read_reaction_users[(message.id, reaction.emoji)] = [a.id for a in authors]
+        self.reaction_users[(message.id, reaction.emoji)] = [a.id for a in authors]
         return authors
 
     def get_cached_member(self, user_id: str) -> MemberInfo | None:
@@ -240,7 +233,7 @@ class PlaygroundTransport:
             return None
         member = self._member_rows().get(user_id)
         if member is not None:
-            self._read_members[user_id] = member
+            self.members[user_id] = member
         return member
 
     def fetch_member(self, user_id: str) -> MemberInfo | None:
@@ -266,12 +259,12 @@ class PlaygroundTransport:
         name = self._all_channel_names.get(channel_id)
         if name is None:
             return None
-        self._read_channel_names[channel_id] = name
+        self.channel_names[channel_id] = name
         return f"#{name}"
 
     def role_name(self, role_id: str) -> str | None:
         roles = {r.id: r.name for member in self._member_rows().values() for r in member.roles}
         name = roles.get(role_id)
         if name is not None:
-            self._read_role_names[role_id] = name
+            self.role_names[role_id] = name
         return name

@@ -218,10 +218,21 @@ def get_record(request: HttpRequest, record_id: RecordId) -> PromptRecord:
 
 
 SNAPSHOT_EXAMPLE = {
-    "format": "tomori-turn-snapshot/1",
+    "format": "tomori-turn-snapshot/4",
+    "now_ms": 1893456000000,
+    "bot_user": {"id": "1100000000000000001", "username": "tomori"},
     "server": {"disc_id": "904493457735819273", "name": "Night Owls"},
-    "personas": [{"key": "p1", "persona_nickname": "Tomori"}],
-    "messages": [{"id": "1180000000000000002", "author": {"id": "554947007479939075"}, "content": "Hi!"}],
+    "channel": {"id": "1170000000000000001", "name": "lounge"},
+    "personas": [{"key": "p1", "persona_nickname": "Tomori", "is_alter": False, "persona_lineage_id": 10000}],
+    "messages": [
+        {
+            "id": "1180000000000000002",
+            "channel_id": "1170000000000000001",
+            "author": {"id": "554947007479939075", "username": "mina"},
+            "content": "Hi!",
+            "created_timestamp": 1893455990000,
+        }
+    ],
     "turn": {"persona_key": "p1", "trigger_message_id": "1180000000000000002"},
 }
 

@@ -289,13 +289,24 @@ def _voice_transcripts(messages: Iterable[DiscordMessage]) -> list[JSONDict]:
 
 
 class RecordingTransport(Protocol):
-    """What a transport kept of the Discord reads of one turn (bot and playground transports)."""
+    """What a transport kept of the Discord reads of one turn (bot and playground transports). Read
+    only: the capture reads what the transport wrote."""
 
-    messages: Mapping[str, DiscordMessage]
-    members: Mapping[str, MemberInfo]
-    reaction_users: Mapping[tuple[str, ReactionEmoji], list[str]]
-    channel_names: Mapping[str, str]  # other channels whose names the turn read, without the "#"
-    role_names: Mapping[str, str]
+    @property
+    def messages(self) -> Mapping[str, DiscordMessage]: ...
+
+    @property
+    def members(self) -> Mapping[str, MemberInfo]: ...
+
+    @property
+    def reaction_users(self) -> Mapping[tuple[str, ReactionEmoji], list[str]]: ...
+
+    @property
+    def channel_names(self) -> Mapping[str, str]:
+        """Other channels whose names the turn read, without the "#"."""
+
+    @property
+    def role_names(self) -> Mapping[str, str]: ...
 
 
 def capture_snapshot(ctx: ChatTurnContext, transport: RecordingTransport, *, config: StageConfig) -> JSONDict:

@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from chatcontext.core.snapshot_format import FORMAT
 from chatcontext.models import PromptRecord
+from chatcontext.snapshot import validate_snapshot
 from personas.models import ApiToken, Server, ServerModerator
 from tests.personas.api.conftest import bearer
 
@@ -99,3 +101,13 @@ def test_a_404_says_what_was_not_found_and_names_no_model_even_with_debug_on(wor
     response = Client().get(url, headers=bearer(world["token_a_read"]))
     assert response.status_code == 404
     assert response.json() == {"detail": said}
+
+
+def test_the_snapshot_exports_example_is_a_snapshot_replay_turn_takes() -> None:
+    """The documented example of ``GET /api/v1/records/{id}/snapshot`` validates as the current format
+    (it named format 1 and lacked required keys, so it was no replay_turn input at all)."""
+    operation = openapi()["paths"]["/api/v1/records/{record_id}/snapshot"]["get"]
+    example = operation["responses"]["200"]["content"]["application/json"]["example"]
+
+    assert example["format"] == FORMAT
+    assert validate_snapshot(example) == example
