@@ -49,11 +49,11 @@ run: venv
 test: venv system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# mypy reads every package the import contract names (pyproject, [tool.importlinter] root_packages).
+# mypy reads every package the import contract names (pyproject, [tool.importlinter] root_packages) and bench/.
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy chatcontext bot personas community characters infrastructure botplatform
+	$(BIN)/mypy chatcontext bot personas community characters infrastructure botplatform bench
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 bench: venv

@@ -380,9 +380,9 @@ def m_server(disc_id: str):  # type: ignore[no-untyped-def]
 
 
 def _history_step() -> int:
-    from chatcontext.core.config import StageConfig
+    from chatcontext.stage_settings import stage_config
 
-    return StageConfig.from_settings().history_window_step
+    return stage_config().history_window_step
 
 
 def run_profile() -> JSONDict:

@@ -191,7 +191,7 @@ def _per_turn_costs(ctx: Any, counter: QueryCounter, runs: int) -> JSONDict:
         started = time.perf_counter()
         ToolTurn.of(counted_db(counter), ctx, NoReactions(), now_ms=0)
         timings["tool_turn_of"].append((time.perf_counter() - started) * 1000)
-    memory_pk = PersonalMemory.objects.values_list("pk", flat=True).first()
+    memory_pk = PersonalMemory.objects.values_list("pk", flat=True).earliest("pk")  # the fixture wrote some
     with connections[DEFAULT_DB_ALIAS].execute_wrapper(counter):
         before = counter.count
         attach_prompt_record([WrittenRow("personal_memory", memory_pk)], 1)
