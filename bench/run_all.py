@@ -265,7 +265,6 @@ def _other_users(present: int, total: int, kind: str, pick: random.Random) -> No
     """Users ``present``..``total`` of other servers: ``bulk_create`` up to ``COPY_FROM``, PostgreSQL's
     ``COPY`` past it (bulk_create would take minutes for a million rows on this machine)."""
     from django.db import connection
-    from django.utils import timezone
 
     from personas import models as m
 
@@ -282,18 +281,23 @@ def _other_users(present: int, total: int, kind: str, pick: random.Random) -> No
             batch_size=5_000,
         )
         return
-    columns = (
-        "user_disc_id, username, user_nickname, language_pref, privacy_level, physical_appearance_tags, "
-        "personal_dtm, personal_deliberate_tool_mode, shortterm_cache_crossserver_opt_in, created_at, updated_at"
-    )
-    now = timezone.now()
+    # Every column of the model, each row its defaults (so a column a later migration adds is written
+    # as the ORM would write it) but for the three that vary.
+    fields = [f for f in m.DiscordUser._meta.concrete_fields if not f.primary_key]
+    template = m.DiscordUser(user_disc_id="", username="")
+    defaults = [f.get_db_prep_save(f.pre_save(template, True), connection) for f in fields]
+    varying = {
+        f.attname: index for index, f in enumerate(fields) if f.attname in ("user_disc_id", "username", "user_nickname")
+    }
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     statement = f"COPY {m.DiscordUser._meta.db_table} ({columns}) FROM STDIN"
     with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
         for i in range(present, total):
-            copy.write_row(
-                (str(600_000_000_000_000_000 + i), f"other{i}", _saved_nickname(kind, i, pick), "en-US", 0, "[]",
-                 "follow", "follow", False, now, now)
-            )  # fmt: skip
+            row = list(defaults)
+            row[varying["user_disc_id"]] = str(600_000_000_000_000_000 + i)
+            row[varying["username"]] = f"other{i}"
+            row[varying["user_nickname"]] = _saved_nickname(kind, i, pick)
+            copy.write_row(row)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {m.DiscordUser._meta.db_table}")
 
