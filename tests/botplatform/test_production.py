@@ -138,7 +138,7 @@ def test_a_wrong_role_is_the_usage_line_and_exit_2(tmp_path: Path, command: tupl
 
 
 @pytest.mark.slow
-def test_an_unreachable_database_or_redis_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_an_unreachable_database_or_redis_is_one_line_and_exit_2(tmp_path: Path, migrated_var_dir: Path) -> None:
     closed = free_port()
     env = production_env(tmp_path, DATABASE_URL=f"postgres://tomori@127.0.0.1:{closed}/tomori")
     result = run(env, ENTRY, "migrate")
@@ -148,9 +148,9 @@ def test_an_unreachable_database_or_redis_is_one_line_and_exit_2(tmp_path: Path)
     for role in ("worker", "beat"):
         assert outcome(env, role) == (2, "", "CommandError: not ready: database unreachable\n")
     env = production_env(
-        tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", REDIS_URL=f"redis://127.0.0.1:{closed}/0"
+        tmp_path, DATABASE_URL=f"sqlite:///{migrated_var_dir / 'db.sqlite3'}", REDIS_URL=f"redis://127.0.0.1:{closed}/0"
     )
-    assert run(env, ENTRY, "migrate").returncode == 0
+    assert run(env, ENTRY, "migrate").returncode == 0  # with no Redis (on an already migrated database)
     assert outcome(env, "worker") == (2, "", "CommandError: not ready: redis unreachable\n")
 
 
