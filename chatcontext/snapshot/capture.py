@@ -390,7 +390,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
     people = _people(turn, ordered, member_list, reaction_users)
     server = m.Server.objects.select_related("settings").get(server_disc_id=turn.server.server_disc_id)
     named = _named_by_saved_nickname(ctx, server)
-    considered = sorted(set(named) - set(people))  # selected by D-16, read in no other way
+    considered = set(named) - set(people)  # selected by D-16, read in no other way
     lineages = sorted({p.persona_lineage_id for p in turn.all_personas} | {m.GLOBAL_LINEAGE_ID})
     now = ms_to_datetime(turn.now_ms)
     user_keys = _schema_keys("properties", "users", "anyOf", 0, "items")
@@ -404,7 +404,8 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
     )
     read_users = [u for u in users if u.user_disc_id not in considered]
     captured_ids = {u.user_disc_id for u in users}
-    marker_memories, marker_reminders = _evidence_markers([u for u in considered if u in captured_ids], now)
+    marker_memories, marker_reminders = _evidence_markers(sorted(considered & captured_ids), now)
+    fetched_members = {mem.user_disc_id for mem in member_list}
     # Every lineage: discovery counts a memory of any lineage as evidence (D-16); minimise_snapshot
     # keeps the text of the ones the persona can load only.
     memories = m.PersonalMemory.objects.filter(user__in=read_users).select_related("user")
@@ -452,11 +453,7 @@ def read_snapshot(ctx: ChatTurnContext, transport: RecordingTransport) -> JSONDi
         "personas": [persona_json(p) for p in turn.all_personas],
         "users": [{"disc_id": u.user_disc_id, **{k: getattr(u, k) for k in user_keys}} for u in users],
         "members": [member_json(mem) for mem in member_list],
-        "known_users": [
-            {"user_disc_id": uid}
-            for uid in named
-            if uid in captured_ids and uid not in {mem.user_disc_id for mem in member_list}
-        ],
+        "known_users": [{"user_disc_id": uid} for uid in named if uid in captured_ids and uid not in fetched_members],
         "personal_memories": [
             {
                 "id": pm.personal_memory_id,
